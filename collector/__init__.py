@@ -1,0 +1,1 @@
+"""The FactLedger service: OTLP/HTTP receiver, query API, store writer, alert loop."""

@@ -1,0 +1,1 @@
+"""The Streamlit dashboard; it reads the service's /api/v1 only."""

@@ -1,0 +1,127 @@
+"""The `factledger` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from factledger.evaluation import evaluate, read_cases
+from factledger.processors.errors import FactLedgerError
+from factledger.processors.guard import check
+from factledger.processors.model import Finding
+from factledger.processors.runner import ValidationRunner
+from factledger.processors.settings import ValidationSettings
+
+PROGRESS_MIN_BYTES = 256 * 1024
+"""Files at least this large get a progress bar on stderr."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except FactLedgerError as exc:
+        print(f"factledger: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"factledger: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="factledger",
+        description="Check LLM agent replies against their own tool trace.",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="settings TOML ([validation] section: switches, severities, claim rules)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_check = sub.add_parser("check", help="validate one transcript (OpenAI-style chat JSON)")
+    p_check.add_argument("file", type=Path, help="transcript JSON: {model, tools, messages}")
+    p_check.add_argument("--json", action="store_true", help="print the result as JSON")
+    p_check.set_defaults(handler=_cmd_check)
+
+    p_eval = sub.add_parser("eval", help="score the validators on labelled cases (JSONL)")
+    p_eval.add_argument("file", type=Path, help="JSONL of {id, transcript, expected}")
+    p_eval.add_argument("--json", action="store_true", help="print the report as JSON")
+    p_eval.set_defaults(handler=_cmd_eval)
+    return parser
+
+
+def _runner(args: argparse.Namespace) -> ValidationRunner:
+    settings = ValidationSettings.from_toml(args.config) if args.config else ValidationSettings()
+    return ValidationRunner.from_settings(settings)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        transcript = json.loads(args.file.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise FactLedgerError(f"{args.file}: invalid JSON: {exc}") from exc
+    result = check(transcript, runner=_runner(args))
+    if args.json:
+        payload = {
+            "verdict": result.outcome.value,
+            "findings": [finding_json(f) for f in result.findings],
+            "nudge": result.nudge,
+            "annotated_reply": result.annotate(),
+            "user_quoted": list(result.user_quoted),
+            "validators": list(result.verdict.validators),
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        print(f"verdict: {result.outcome.value}")
+        for f in result.findings:
+            where = f" @{f.span.start}-{f.span.end}" if f.span else ""
+            token = f" `{f.token[:80]}`" if f.token else ""
+            print(f"  [{f.effective_severity.value}] {f.kind.value}{token}{where}: {f.message}")
+        if result.nudge:
+            print("\nself-correction nudge:\n" + result.nudge)
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    runner = _runner(args)
+    cases = list(read_cases(args.file))
+    show_progress = args.file.stat().st_size >= PROGRESS_MIN_BYTES
+    with tqdm(
+        total=len(cases), disable=not show_progress, unit="case", file=sys.stderr
+    ) as bar:
+        report = evaluate(cases, runner, on_result=lambda _: bar.update())
+    if args.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False, indent=2))
+    else:
+        print(report.table())
+    return 0
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    """A finding as the JSON the CLI (and later the API) prints."""
+    return {
+        "kind": f.kind.value,
+        "class": f.hallucination_class,
+        "severity": f.effective_severity.value,
+        "message": f.message,
+        "token": f.token,
+        "checked_against": list(f.checked_against),
+        "span": None if f.span is None else [f.span.start, f.span.end],
+        "validator": f.validator,
+        "score": f.score,
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

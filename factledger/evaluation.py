@@ -1,0 +1,204 @@
+"""Score the validators against labelled cases (`factledger eval`).
+
+A case is `{"id", "transcript", "expected": {"verdict", "kinds", "allow"}}`. `kinds` must
+be found; `allow` may be found without counting as a false positive. A turn is positive
+when its verdict is not `pass`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factledger.processors.errors import TranscriptError
+from factledger.processors.model import Verdict
+from factledger.processors.runner import ValidationRunner
+from factledger.processors.transcript import turn_from_transcript
+
+VERDICTS = ("reject", "flag", "pass")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    transcript: Mapping[str, Any]
+    verdict: str
+    kinds: frozenset[str]
+    allow: frozenset[str]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: Case
+    verdict: str
+    kinds: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        found = set(self.kinds)
+        return (
+            self.verdict == self.case.verdict
+            and self.case.kinds <= found
+            and found <= self.case.kinds | self.case.allow
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.case.id,
+            "verdict": self.verdict,
+            "kinds": list(self.kinds),
+            "expected_verdict": self.case.verdict,
+            "expected_kinds": sorted(self.case.kinds),
+            "ok": self.ok,
+        }
+
+
+@dataclass
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+
+@dataclass
+class Report:
+    results: list[CaseResult] = field(default_factory=list)
+    turns: Counts = field(default_factory=Counts)
+    kinds: dict[str, Counts] = field(default_factory=dict)
+
+    def add(self, result: CaseResult) -> None:
+        self.results.append(result)
+        expected_positive = result.case.verdict != "pass"
+        positive = result.verdict != "pass"
+        if positive and expected_positive:
+            self.turns.tp += 1
+        elif positive:
+            self.turns.fp += 1
+        elif expected_positive:
+            self.turns.fn += 1
+        else:
+            self.turns.tn += 1
+        found = set(result.kinds)
+        for kind in found | result.case.kinds:
+            counts = self.kinds.setdefault(kind, Counts())
+            if kind in found and kind in result.case.kinds:
+                counts.tp += 1
+            elif kind in found and kind not in result.case.allow:
+                counts.fp += 1
+            elif kind in result.case.kinds:
+                counts.fn += 1
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cases": len(self.results),
+            "turns": {
+                "tp": self.turns.tp,
+                "fp": self.turns.fp,
+                "fn": self.turns.fn,
+                "tn": self.turns.tn,
+                "precision": round(self.turns.precision, 4),
+                "recall": round(self.turns.recall, 4),
+            },
+            "kinds": {
+                kind: {
+                    "tp": c.tp,
+                    "fp": c.fp,
+                    "fn": c.fn,
+                    "precision": round(c.precision, 4),
+                    "recall": round(c.recall, 4),
+                }
+                for kind, c in sorted(self.kinds.items())
+            },
+            "results": [r.as_json() for r in self.results],
+        }
+
+    def table(self) -> str:
+        lines = [f"{'kind':32} {'tp':>5} {'fp':>5} {'fn':>5} {'precision':>10} {'recall':>8}"]
+        for kind, c in sorted(self.kinds.items()):
+            lines.append(
+                f"{kind:32} {c.tp:>5} {c.fp:>5} {c.fn:>5} {c.precision:>10.3f} {c.recall:>8.3f}"
+            )
+        t = self.turns
+        lines.append("")
+        lines.append(
+            f"turns: {len(self.results)} cases  tp={t.tp} fp={t.fp} fn={t.fn} tn={t.tn}  "
+            f"precision={t.precision:.3f} recall={t.recall:.3f}"
+        )
+        failed = [r for r in self.results if not r.ok]
+        if failed:
+            lines.append(f"mismatches: {len(failed)}")
+            for r in failed[:50]:
+                lines.append(
+                    f"  {r.case.id}: got {r.verdict} {list(r.kinds)}, expected "
+                    f"{r.case.verdict} {sorted(r.case.kinds)}"
+                )
+        return "\n".join(lines)
+
+
+def parse_case(record: Mapping[str, Any], where: str) -> Case:
+    """Validate one eval record's shape; raise TranscriptError naming `where`."""
+    if not isinstance(record, Mapping):
+        raise TranscriptError(f"{where}: a case must be a JSON object")
+    transcript = record.get("transcript")
+    if not isinstance(transcript, Mapping):
+        raise TranscriptError(f"{where}: case has no 'transcript' object")
+    expected = record.get("expected")
+    if not isinstance(expected, Mapping):
+        raise TranscriptError(f"{where}: case has no 'expected' object")
+    verdict = expected.get("verdict")
+    if verdict not in VERDICTS:
+        raise TranscriptError(f"{where}: expected.verdict must be one of {', '.join(VERDICTS)}")
+    return Case(
+        id=str(record.get("id") or where),
+        transcript=transcript,
+        verdict=str(verdict),
+        kinds=frozenset(map(str, expected.get("kinds") or ())),
+        allow=frozenset(map(str, expected.get("allow") or ())),
+    )
+
+
+def read_cases(path: Path) -> Iterator[Case]:
+    """Cases from a JSONL file; blank lines and `//` comment lines are skipped."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            stripped = line.strip()
+            if not stripped or stripped.startswith("//"):
+                continue
+            where = f"{path}:{number}"
+            try:
+                record = json.loads(stripped)
+            except ValueError as exc:
+                raise TranscriptError(f"{where}: invalid JSON: {exc}") from exc
+            yield parse_case(record, where)
+
+
+def evaluate_case(case: Case, runner: ValidationRunner) -> CaseResult:
+    verdict: Verdict = runner.validate(turn_from_transcript(case.transcript, turn_id=case.id))
+    return CaseResult(case=case, verdict=verdict.outcome.value, kinds=verdict.kinds)
+
+
+def evaluate(
+    cases: Iterable[Case],
+    runner: ValidationRunner,
+    *,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> Report:
+    report = Report()
+    for case in cases:
+        result = evaluate_case(case, runner)
+        report.add(result)
+        if on_result is not None:
+            on_result(result)
+    return report

@@ -1,0 +1,111 @@
+"""Claim rules (seed 001): completion claims per capability, and the tools that back them.
+
+The default rules ship as `claim_rules.toml` beside this module; a deployment replaces them
+with its own file. Rules are data; `ClaimMatcher` compiles them once into a few
+alternations so a reply is scanned once per language, not once per rule.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+DEFAULT_RULES_PATH = Path(__file__).with_name("claim_rules.toml")
+
+
+@dataclass(frozen=True)
+class ClaimRule:
+    capability: str
+    en: tuple[str, ...] = ()
+    de: tuple[str, ...] = ()
+    zh: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    any_tool: bool = False
+
+    def backed_by(self, tool_name: str) -> bool:
+        """True when a successful call of `tool_name` can back this claim."""
+        if self.any_tool:
+            return True
+        lowered = tool_name.lower()
+        return any(keyword in lowered for keyword in self.tools)
+
+
+@dataclass(frozen=True)
+class ClaimRules:
+    rules: tuple[ClaimRule, ...]
+
+    def by_capability(self, capability: str) -> ClaimRule:
+        for rule in self.rules:
+            if rule.capability == capability:
+                return rule
+        raise KeyError(capability)
+
+
+def load_claim_rules(path: Path | None = None) -> ClaimRules:
+    """Read claim rules from TOML (`[[rule]]` tables); the shipped defaults when `path` is None."""
+    return _load(path or DEFAULT_RULES_PATH)
+
+
+@lru_cache(maxsize=8)
+def _load(path: Path) -> ClaimRules:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"claim rules {path}: {exc}") from exc
+    raw_rules = data.get("rule")
+    if not isinstance(raw_rules, list) or not raw_rules:
+        raise ConfigError(f"claim rules {path}: no [[rule]] tables")
+    rules = tuple(_rule(r, f"{path}: rule[{i}]") for i, r in enumerate(raw_rules))
+    return ClaimRules(rules)
+
+
+def _rule(raw: Any, where: str) -> ClaimRule:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} is not a table")
+    known = {"capability", "en", "de", "zh", "patterns", "tools", "any_tool"}
+    unknown = set(raw) - known
+    if unknown:
+        raise ConfigError(f"{where} has unknown keys {sorted(unknown)}")
+    capability = raw.get("capability")
+    if not isinstance(capability, str) or not capability:
+        raise ConfigError(f"{where} needs a 'capability' name")
+    fields = {key: _strings(raw, key, where) for key in ("en", "de", "zh", "patterns", "tools")}
+    for pattern in fields["patterns"]:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"{where}: pattern {pattern!r} is invalid: {exc}") from exc
+    any_tool = raw.get("any_tool", False)
+    if not isinstance(any_tool, bool):
+        raise ConfigError(f"{where}.any_tool must be true or false")
+    if not fields["tools"] and not any_tool:
+        raise ConfigError(f"{where} ({capability}) names no tools and is not any_tool")
+    return ClaimRule(
+        capability=capability,
+        en=tuple(w.lower() for w in fields["en"]),
+        de=tuple(w.lower() for w in fields["de"]),
+        zh=fields["zh"],
+        patterns=fields["patterns"],
+        tools=tuple(t.lower() for t in fields["tools"]),
+        any_tool=any_tool,
+    )
+
+
+def _strings(raw: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{where}.{key} must be a list of non-empty strings")
+    return tuple(value)
+
+
+def alternation(words: Sequence[str]) -> str:
+    """A regex alternation of literal words, longest first so prefixes never shadow."""
+    return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))

@@ -1,0 +1,147 @@
+"""Completion claims in a reply: "I pushed", "has been deployed", "gepusht", "已发布".
+
+Only assertions of finished work count. Negated, future, conditional, advisory sentences
+and questions are not claims, nor are participles used as adjectives ("the updated file").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from .claim_rules import ClaimRule, ClaimRules, alternation
+from .text import Sentence, at_sentence_start, clause_prefix, is_question, sentence_at, sentences
+
+
+@dataclass(frozen=True)
+class Claim:
+    rule: ClaimRule
+    phrase: str
+    start: int
+    end: int
+    sentence: Sentence
+    first_person: bool
+    """The agent speaks of its own act ("I deployed") rather than of a state ("is deployed")."""
+
+
+# What blocks a claim when it stands before the verb in its clause.
+_EN_BLOCK = re.compile(
+    r"\b(?:not|never|no|nothing|none|without|yet|will|would|could|can|should|shall|may|might|"
+    r"must|going|want|wants|plan|plans|planning|need|needs|about|if|once|when|whenever|after|"
+    r"before|unless|until|whether|you|please|try|let|let's|ready|have to|has to|to be|"
+    r"hoping|expect|expected|supposed|able|unable|tried|trying|attempted)\b|n't\b|'ll\b|'d\b",
+    re.IGNORECASE,
+)
+_EN_SUBJECT = re.compile(r"\b(?:I|we)\b|\b(?:I|we)'(?:ve|m|re)\b", re.IGNORECASE)
+_EN_AUX = re.compile(
+    r"\b(?:has|have|had|was|were|is|are|been|got|gets|get)\b|'s\s+been\b|'ve\b", re.IGNORECASE
+)
+_SUCCESS_ADVERB = re.compile(r"\b(?:successfully|erfolgreich)\b", re.IGNORECASE)
+_DE_BLOCK = re.compile(
+    r"\b(?:nicht|kein\w*|nie|niemals|werde|wirst|wird|werden|würde\w*|könnte\w*|sollte\w*|"
+    r"soll|sollen|müsste\w*|falls|wenn|sobald|bevor|nachdem|ob|bitte|kannst|können|"
+    r"noch nicht|versucht)\b",
+    re.IGNORECASE,
+)
+_ZH_BLOCK = re.compile(r"如果|假如|若|一旦|是否|未|没|尚|请|等到|待|不")
+
+
+class ClaimMatcher:
+    """Compiled claim rules; `find(text)` returns every completion claim in order."""
+
+    def __init__(self, rules: ClaimRules) -> None:
+        self.rules = rules
+        self._en_words = {w: r for r in rules.rules for w in r.en}
+        self._de_words = {w: r for r in rules.rules for w in r.de}
+        self._zh_words = {w: r for r in rules.rules for w in r.zh}
+
+    @cached_property
+    def _en(self) -> re.Pattern[str] | None:
+        words = list(self._en_words)
+        return re.compile(rf"\b(?:{alternation(words)})\b", re.I) if words else None
+
+    @cached_property
+    def _de(self) -> re.Pattern[str] | None:
+        words = list(self._de_words)
+        return re.compile(rf"(?<!\w)(?:{alternation(words)})(?!\w)", re.I) if words else None
+
+    @cached_property
+    def _zh(self) -> re.Pattern[str] | None:
+        words = list(self._zh_words)
+        return re.compile(alternation(words)) if words else None
+
+    @cached_property
+    def _extra(self) -> list[tuple[ClaimRule, re.Pattern[str]]]:
+        return [(r, re.compile(p)) for r in self.rules.rules for p in r.patterns]
+
+    def find(self, text: str) -> list[Claim]:
+        sents = sentences(text)
+        claims: list[Claim] = []
+        if self._en is not None:
+            for m in self._en.finditer(text):
+                claim = self._english(text, m, sents)
+                if claim is not None:
+                    claims.append(claim)
+        if self._de is not None:
+            for m in self._de.finditer(text):
+                claim = self._simple(text, m, sents, self._de_words, _DE_BLOCK, window=60)
+                if claim is not None:
+                    claims.append(claim)
+        if self._zh is not None:
+            for m in self._zh.finditer(text):
+                claim = self._simple(text, m, sents, self._zh_words, _ZH_BLOCK, window=8)
+                if claim is not None:
+                    claims.append(claim)
+        for rule, pattern in self._extra:
+            for m in pattern.finditer(text):
+                sentence = sentence_at(sents, m.start())
+                if sentence is None or is_question(sentence.text):
+                    continue
+                prefix = text[max(sentence.start, m.start() - 8) : m.start()]
+                if _ZH_BLOCK.search(prefix) or _EN_BLOCK.search(prefix):
+                    continue
+                claims.append(Claim(rule, m.group(), m.start(), m.end(), sentence, True))
+        claims.sort(key=lambda c: c.start)
+        return claims
+
+    def _english(self, text: str, m: re.Match[str], sents: list[Sentence]) -> Claim | None:
+        sentence = sentence_at(sents, m.start())
+        if sentence is None or is_question(sentence.text):
+            return None
+        prefix = clause_prefix(text, m.start())
+        prefix = prefix[max(0, len(prefix) - (m.start() - sentence.start)) :]
+        if _EN_BLOCK.search(prefix):
+            return None
+        first_person = _EN_SUBJECT.search(prefix) is not None
+        after = text[m.end() : m.end() + 16]
+        if not (
+            first_person
+            or _EN_AUX.search(prefix)
+            or at_sentence_start(prefix)
+            or _SUCCESS_ADVERB.search(prefix[-16:])
+            or _SUCCESS_ADVERB.match(after.lstrip())
+        ):
+            return None
+        rule = self._en_words[m.group().lower()]
+        return Claim(rule, m.group(), m.start(), m.end(), sentence, first_person)
+
+    def _simple(
+        self,
+        text: str,
+        m: re.Match[str],
+        sents: list[Sentence],
+        words: dict[str, ClaimRule],
+        block: re.Pattern[str],
+        *,
+        window: int,
+    ) -> Claim | None:
+        sentence = sentence_at(sents, m.start())
+        if sentence is None or is_question(sentence.text):
+            return None
+        prefix = clause_prefix(text, m.start(), limit=window)
+        prefix = prefix[max(0, len(prefix) - (m.start() - sentence.start)) :]
+        if block.search(prefix):
+            return None
+        rule = words.get(m.group().lower()) or words[m.group()]
+        return Claim(rule, m.group(), m.start(), m.end(), sentence, True)

@@ -1,0 +1,72 @@
+"""Code-ish names in prose: file names, paths, functions, classes, tests.
+
+Class 5 and mirror drift reason about these; fenced code blocks are skipped because code
+the model writes is not a report of what exists.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_EXTENSIONS = (
+    "py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|php|cs|cpp|cc|c|h|hpp|swift|md|rst|txt|"
+    "json|ya?ml|toml|ini|cfg|conf|sql|sh|bash|html|css|scss|vue|lock|proto|xml|csv|ipynb|"
+    "gradle|tf|dockerfile|mdx"
+)
+_FILE = re.compile(rf"(?<![\w./\-@])(?:[\w.\-]+/){{0,8}}[\w\-]+(?:\.[\w\-]+)?\.(?:{_EXTENSIONS})(?![\w/])")
+_DIR = re.compile(r"(?<![\w./\-@:])(?:[\w\-]+/){1,8}(?![\w\-])")
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?)\((?:[\w\s,=*]{0,40})\)")
+_BACKTICKED = re.compile(r"`([A-Za-z_][\w.]{2,80})`")
+_TEST = re.compile(r"(?<![\w.])(test_\w{3,})")
+_CAMEL = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\b")
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+
+
+@dataclass(frozen=True)
+class CodeName:
+    text: str
+    start: int
+    end: int
+
+
+def code_names(text: str) -> list[CodeName]:
+    """Distinct code-ish names outside fenced code, in order of first appearance."""
+    fences = [(m.start(), m.end()) for m in _FENCE.finditer(text)] if "```" in text else []
+    seen: dict[str, CodeName] = {}
+    taken: list[tuple[int, int]] = []
+
+    def add(name: str, start: int, end: int) -> None:
+        if any(s <= start < e for s, e in fences) or any(start < e and s < end for s, e in taken):
+            return
+        if "://" in text[max(0, start - 12) : start + 3]:
+            return
+        taken.append((start, end))
+        seen.setdefault(name, CodeName(name, start, end))
+
+    for m in _FILE.finditer(text):
+        add(m.group(), m.start(), m.end())
+    for m in _DIR.finditer(text):
+        if len(m.group().strip("/")) > 2:
+            add(m.group(), m.start(), m.end())
+    for pattern in (_CALL, _TEST, _BACKTICKED, _CAMEL):
+        for m in pattern.finditer(text):
+            name = m.group(1)
+            if pattern is _BACKTICKED and not _identifier_like(name):
+                continue
+            add(name, m.start(1), m.end(1))
+    return sorted(seen.values(), key=lambda n: n.start)
+
+
+def _identifier_like(name: str) -> bool:
+    return "_" in name or "." in name or re.search(r"[a-z][A-Z]", name) is not None
+
+
+def name_grounded(name: str, haystack_lower: str) -> bool:
+    """A name is grounded when it, or for a path its last component, is in the haystack."""
+    lowered = name.lower().rstrip("/")
+    if lowered in haystack_lower:
+        return True
+    if "/" in lowered:
+        return lowered.rsplit("/", 1)[-1] in haystack_lower
+    return False

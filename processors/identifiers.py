@@ -1,0 +1,170 @@
+"""Identifier shapes: what in a reply names a concrete thing that a tool must have produced.
+
+Seed 000 checked only 10..40-hex SHAs and called everything else too noisy. FactLedger
+goes further with shapes that rarely collide with prose: SHA-1/SHA-256 hex, UUIDs, URLs
+with a path, ticket and record keys, e-mail addresses and order/record ids. Hex colours,
+versions, dates, times and plain numbers never match any shape.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Shape(StrEnum):
+    URL = "url"
+    EMAIL = "email"
+    UUID = "uuid"
+    SHA = "sha"
+    KEY = "key"
+    RECORD = "record"
+
+
+@dataclass(frozen=True)
+class Identifier:
+    text: str
+    shape: Shape
+    start: int
+    end: int
+
+
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}|]+", re.I)
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_UUID = re.compile(
+    r"(?<![A-Za-z0-9])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"(?![A-Za-z0-9])"
+)
+# Seed 000's boundaries: explicit lookarounds, because \b would not separate the hex run
+# from a hyphen-joined word. 10 is the minimum (seed 000's trade-off against colours,
+# error codes and version fragments); 64 covers SHA-256.
+_SHA = re.compile(r"(?<![A-Za-z0-9])[A-Fa-f0-9]{10,64}(?![A-Za-z0-9])")
+# OPS-4821, CT-20260922-001, JIRA-12: an upper-case project key and a number of 2+ digits.
+_KEY = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]{1,9}(?:-\d{2,}){1,3}(?![A-Za-z0-9-])")
+# #W2378156, #48213 (4+ digits), credit_card_9513926, ord_12345, cus_9fQ2xL7a.
+_RECORD = re.compile(
+    r"(?<![\w#])#[A-Z]{0,2}\d{4,}(?!\w)"
+    r"|(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*_(?:\d{3,}|(?=[A-Za-z]{0,40}\d)[A-Za-z0-9]{8,64})(?![\w-])"
+)
+# Keys that are names of standards or products, not records.
+_NOT_KEYS = frozenset(
+    {
+        "ISO", "RFC", "UTF", "SHA", "MD", "PEP", "COVID", "GPT", "HTTP", "TLS", "SSL", "IPV",
+        "AES", "RSA", "ECMA", "IEEE", "ANSI", "DIN", "EN", "BS", "IEC", "ES", "MP", "USB",
+        "PCI", "SOC", "NIST", "CVSS", "WCAG", "OWASP", "X", "H", "A", "B", "F", "W", "CWE",
+        "UTC", "GMT", "CET", "PST", "EST", "API", "ISBN", "ASTM", "EC", "FIPS",
+    }
+)
+_TRAILING = ".,;:!?'\")]}>*_"
+
+_PRIORITY = (Shape.URL, Shape.EMAIL, Shape.UUID, Shape.KEY, Shape.RECORD, Shape.SHA)
+
+
+def extract_identifiers(text: str) -> list[Identifier]:
+    """Identifier-shaped tokens in order of position; overlapping matches keep the
+    higher-priority shape (a SHA inside a URL belongs to the URL)."""
+    taken: list[tuple[int, int]] = []
+    found: list[Identifier] = []
+    for shape in _PRIORITY:
+        for token, start, end in _matches(shape, text):
+            if any(start < e and s < end for s, e in taken):
+                continue
+            taken.append((start, end))
+            found.append(Identifier(token, shape, start, end))
+    found.sort(key=lambda i: i.start)
+    return found
+
+
+def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
+    out = []
+    if shape is Shape.URL:
+        for m in _URL.finditer(text):
+            token = m.group().rstrip(_TRAILING)
+            if _has_path(token):
+                out.append((token, m.start(), m.start() + len(token)))
+        return out
+    pattern = {
+        Shape.EMAIL: _EMAIL,
+        Shape.UUID: _UUID,
+        Shape.SHA: _SHA,
+        Shape.KEY: _KEY,
+        Shape.RECORD: _RECORD,
+    }[shape]
+    for m in pattern.finditer(text):
+        token = m.group()
+        if shape is Shape.SHA and not _looks_like_hash(token):
+            continue
+        if shape is Shape.KEY and token.split("-", 1)[0] in _NOT_KEYS:
+            continue
+        if shape is Shape.EMAIL:
+            token = token.rstrip(_TRAILING)
+        out.append((token, m.start(), m.start() + len(token)))
+    return out
+
+
+def _has_path(url: str) -> bool:
+    rest = url.split("://", 1)[1]
+    path = rest.partition("/")[2]
+    return bool(path.strip("/")) or "?" in rest
+
+
+def _looks_like_hash(token: str) -> bool:
+    # All digits is a plain number; a hash of this length has letters almost always.
+    return not token.isdigit()
+
+
+def is_grounded(identifier: Identifier, haystack_lower: str) -> bool:
+    """True when the identifier occurs in the (lower-cased) haystack.
+
+    SHAs match by prefix in both directions (seed 000): a short form quoted from a full
+    hash, or a full hash whose short form the tool showed. URLs match without a trailing
+    slash and as a prefix of a longer URL the tool returned.
+    """
+    token = identifier.text.lower()
+    if identifier.shape is Shape.URL:
+        token = token.rstrip("/")
+        if token in haystack_lower:
+            return True
+        bare = token.split("://", 1)[1]
+        return bare in haystack_lower
+    if identifier.shape is Shape.SHA:
+        return _sha_grounded(token, haystack_lower)
+    if identifier.shape is Shape.RECORD and token.startswith("#"):
+        return token in haystack_lower or token[1:] in haystack_lower
+    return _bounded_in(token, haystack_lower)
+
+
+def _sha_grounded(token: str, haystack: str) -> bool:
+    # The token is (a prefix of) a hex run in the haystack.
+    if _bounded_start_in(token, haystack):
+        return True
+    # A hex run in the haystack (10+ chars) is a prefix of the token.
+    for k in range(len(token) - 1, 9, -1):
+        if _bounded_in(token[:k], haystack):
+            return True
+    return False
+
+
+def _bounded_in(token: str, haystack: str) -> bool:
+    """Substring match with alphanumeric boundaries on both sides."""
+    start = haystack.find(token)
+    while start != -1:
+        end = start + len(token)
+        before = haystack[start - 1] if start > 0 else " "
+        after = haystack[end] if end < len(haystack) else " "
+        if not before.isalnum() and not after.isalnum():
+            return True
+        start = haystack.find(token, start + 1)
+    return False
+
+
+def _bounded_start_in(token: str, haystack: str) -> bool:
+    """Substring match with an alphanumeric boundary before it (the run may continue)."""
+    start = haystack.find(token)
+    while start != -1:
+        before = haystack[start - 1] if start > 0 else " "
+        if not before.isalnum():
+            return True
+        start = haystack.find(token, start + 1)
+    return False

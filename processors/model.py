@@ -1,0 +1,192 @@
+"""The immutable domain model: a turn, its messages and tool calls, findings and verdicts.
+
+A turn is one user request and everything the agent did until its final reply. Every
+validator reads a `Turn` and returns `Finding`s; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .kinds import KIND_INFO, Kind, Outcome, Severity
+
+Role = Literal["system", "user", "assistant", "tool"]
+CallOrigin = Literal["structured", "prose"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Message:
+    """One conversation message as the model saw it (text only)."""
+
+    role: Role
+    content: str
+    is_framework_nudge: bool = False
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool offered to the model: its name and JSON schema for the arguments."""
+
+    name: str
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def properties(self) -> Mapping[str, Any]:
+        props = self.parameters.get("properties")
+        return props if isinstance(props, Mapping) else _EMPTY
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        req = self.parameters.get("required")
+        if not isinstance(req, list):
+            return ()
+        return tuple(r for r in req if isinstance(r, str))
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the model requested, with what the system recorded for it.
+
+    `result` is None when no result was recorded (the call never ran, or its result was
+    not captured). `error` is the explicit error mark of the source (span status ERROR,
+    `is_error`); payload-level errors are recognised by `processors.outcomes`.
+    `origin="prose"` marks a call the model only wrote out as text: it never ran.
+    """
+
+    name: str
+    call_id: str = ""
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    arguments_text: str = ""
+    result: str | None = None
+    error: bool = False
+    origin: CallOrigin = "structured"
+    span_id: str | None = None
+    step: int = 0
+    """Index of the LLM step (assistant message) of the turn that requested the call."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user request and everything the agent did until its final reply.
+
+    `context` holds the recent conversation before the turn (user and assistant text,
+    framework nudges excluded). `history_tool_calls` are tool calls of earlier turns of
+    the same conversation: the system's record of what already ran in the session.
+    `steps` are the texts of the turn's LLM outputs before the reply, one per step ("" when
+    a step only called tools); a call's `step` indexes it, and `len(steps)` is the reply's.
+    `tools` is None when the offered tools are unknown (not the same as none offered).
+    """
+
+    reply: str
+    user_message: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tools: tuple[ToolDefinition, ...] | None = None
+    context: tuple[Message, ...] = ()
+    history_tool_calls: tuple[ToolCall, ...] = ()
+    steps: tuple[str, ...] = ()
+    system_prompt: str = ""
+    model: str = ""
+    provider: str = ""
+    tenant: str = "default"
+    trace_id: str = ""
+    turn_id: str = ""
+    conversation_id: str = ""
+    service: str = ""
+    agent: str = ""
+
+    # Derived views, computed once per turn and shared by every validator.
+    # cached_property stores into __dict__ directly, so it works on a frozen dataclass.
+
+    @cached_property
+    def offered_tool_names(self) -> frozenset[str] | None:
+        if self.tools is None:
+            return None
+        return frozenset(t.name for t in self.tools)
+
+    @cached_property
+    def executed_calls(self) -> tuple[ToolCall, ...]:
+        """Structured calls of this turn (requested by the model, whether or not they ran)."""
+        return tuple(c for c in self.tool_calls if c.origin == "structured")
+
+    @cached_property
+    def tool_results_text(self) -> str:
+        """Every tool result of this turn, joined (the turn's tool trace)."""
+        return "\n".join(c.result for c in self.tool_calls if c.result is not None)
+
+    @cached_property
+    def history_results_text(self) -> str:
+        return "\n".join(c.result for c in self.history_tool_calls if c.result is not None)
+
+    @cached_property
+    def evidence_lower(self) -> str:
+        """Lower-cased tool results of the turn and of earlier turns: the system's record."""
+        return (self.tool_results_text + "\n" + self.history_results_text).lower()
+
+    @cached_property
+    def conversation_text(self) -> str:
+        """The user's request, the recent conversation and the system prompt."""
+        parts = [m.content for m in self.context if not m.is_framework_nudge]
+        parts.append(self.user_message)
+        parts.append(self.system_prompt)
+        return "\n".join(parts)
+
+    @cached_property
+    def conversation_lower(self) -> str:
+        return self.conversation_text.lower()
+
+
+@dataclass(frozen=True)
+class Span:
+    """Character offsets [start, end) in the reply."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing in a turn that its tool trace does not back.
+
+    `token` is the offending text (identifier, sentence, tool name); `checked_against`
+    names what it was compared with (tools, call ids, sources). `score` is set for
+    class-5 suspicions (0..1).
+    """
+
+    kind: Kind
+    message: str
+    severity: Severity | None = None
+    token: str = ""
+    checked_against: tuple[str, ...] = ()
+    span: Span | None = None
+    validator: str = ""
+    score: float | None = None
+    call_id: str | None = None
+
+    @property
+    def hallucination_class(self) -> str:
+        return KIND_INFO[self.kind].hallucination_class
+
+    @property
+    def effective_severity(self) -> Severity:
+        return self.severity or KIND_INFO[self.kind].default_severity
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of validating one turn, with the validator versions that made it."""
+
+    outcome: Outcome
+    findings: tuple[Finding, ...] = ()
+    validators: tuple[str, ...] = field(default=())
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Distinct finding kinds in first-seen order."""
+        return tuple(dict.fromkeys(f.kind.value for f in self.findings))

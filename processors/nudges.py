@@ -1,0 +1,62 @@
+"""The self-correction nudge: a framework message sent back to the model, not a user turn.
+
+Seed 000's framing, in FactLedger's words: a marker that says the message comes from the
+framework, the offending tokens by name, the word "hallucination", two ways forward
+(verify with a real tool call, or revise), and a reminder that this is not a new request.
+The marker also keeps earlier nudges out of the conversation context, so a nudge that
+names a fabricated token never whitewashes it in a later turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .kinds import Kind
+from .model import Finding
+
+NUDGE_MARKER = "[FACTLEDGER SELF-CORRECTION"
+_FOREIGN_MARKERS = ("[FRAMEWORK SELF-CORRECTION",)
+
+
+def is_framework_nudge(text: str) -> bool:
+    """True for a self-correction message written by FactLedger or a similar framework."""
+    head = text.lstrip()[:64]
+    return head.startswith(NUDGE_MARKER) or any(head.startswith(m) for m in _FOREIGN_MARKERS)
+
+
+_REASONS: dict[Kind, str] = {
+    Kind.FABRICATED_IDENTIFIER: "identifiers that appear in no tool result of this turn",
+    Kind.BORROWED_IDENTIFIER: "identifiers from the conversation presented as tool output",
+    Kind.ERROR_REPORTED_AS_SUCCESS: "success for an action whose tool call failed",
+    Kind.CLAIM_WITHOUT_TOOL: "actions that no successful tool call of this turn performed",
+    Kind.UNREGISTERED_TOOL_CALL: "a call to a tool you were not offered",
+    Kind.CITATION_UNREGISTERED_TOOL: "a tool you were not offered",
+    Kind.CITATION_UNCALLED_TOOL: "a tool you did not call in this turn",
+    Kind.SUMMARY_WITHOUT_ACTION: "a summary of work in a turn that called no tool",
+    Kind.NEGATED_EXISTING_IDENTIFIER: "something as missing that a tool result shows",
+    Kind.UNFETCHED_CITATION: "sources that no fetch in this turn retrieved",
+    Kind.STALL: "a promise to act without any tool call",
+}
+
+
+def build_nudge(findings: Sequence[Finding]) -> str | None:
+    """The nudge for the findings that warrant one, or None when nothing needs correcting."""
+    relevant = [f for f in findings if f.kind in _REASONS]
+    if not relevant:
+        return None
+    tokens = list(dict.fromkeys(f"`{f.token}`" for f in relevant if f.token))[:12]
+    reasons = list(dict.fromkeys(_REASONS[f.kind] for f in relevant))
+    named = f" It names {', '.join(tokens)}." if tokens else ""
+    return (
+        f"{NUDGE_MARKER} — not a user message] Your previous reply reports "
+        + "; ".join(reasons)
+        + f".{named} This is the hallucination pattern this framework checks for: "
+        "the reply must only report what the tools of this turn actually returned. "
+        "Before you reply again, do one of the following:\n"
+        "  1. Make the real tool call that performs or verifies the action, and quote "
+        "only values it returns.\n"
+        "  2. Revise the reply: remove or qualify what you cannot confirm (say what was not "
+        "done or is not known yet).\n"
+        "Do not repeat these values unless a tool call in this turn returns them. This "
+        "message is not a new request from the user: stay on the task you were doing."
+    )

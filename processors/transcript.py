@@ -1,0 +1,231 @@
+"""Read one turn from an OpenAI-style chat transcript.
+
+Input: `{"model", "tools", "messages"}`. `tools` are OpenAI tool definitions
+(`{"type": "function", "function": {...}}` or plain `{"name", "parameters"}`); `messages`
+hold system, user, assistant (with `tool_calls`) and tool messages (`tool_call_id`,
+`content`, optional `"is_error": true`). The last assistant message is the reply under
+test; the turn starts at the last user message before it (framework nudges skipped);
+everything earlier is conversation context.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import TranscriptError
+from .model import Message, ToolCall, ToolDefinition, Turn
+from .nudges import is_framework_nudge
+from .prose_calls import find_prose_calls, parse_arguments
+
+CONTEXT_WINDOW = 10
+"""Conversation messages before the turn that count as known (seed 000's window)."""
+
+
+def turn_from_transcript(
+    transcript: Mapping[str, Any], *, turn_id: str = "", conversation_id: str = ""
+) -> Turn:
+    """Build the `Turn` of a transcript's last assistant message.
+
+    Raises `TranscriptError` naming the offending message when the shape is wrong.
+    """
+    if not isinstance(transcript, Mapping):
+        raise TranscriptError("a transcript must be a JSON object with 'messages'")
+    raw_messages = transcript.get("messages")
+    if not isinstance(raw_messages, list) or not raw_messages:
+        raise TranscriptError("transcript has no 'messages' list")
+    messages = [_parse_message(i, m) for i, m in enumerate(raw_messages)]
+    reply_index = _last_index(messages, lambda m: m.role == "assistant")
+    if reply_index is None:
+        raise TranscriptError("transcript has no assistant message to check")
+    start = _last_index(
+        messages[:reply_index], lambda m: m.role == "user" and not is_framework_nudge(m.text)
+    )
+    start = -1 if start is None else start
+    results = _results_by_call_id(messages)
+
+    history = messages[: start + 1] if start >= 0 else []
+    in_turn = messages[start + 1 : reply_index + 1]
+    reply = messages[reply_index]
+
+    tool_calls: list[ToolCall] = []
+    steps: list[str] = []
+    for step, message in enumerate(m for m in in_turn if m.role == "assistant"):
+        tool_calls.extend(_with_results(message.calls, results, step))
+        tool_calls.extend(find_prose_calls(message.text, step=step))
+        if message is not reply:
+            steps.append(message.text)
+
+    context = tuple(
+        Message(m.role, m.text, is_framework_nudge=is_framework_nudge(m.text))  # type: ignore[arg-type]
+        for m in history[:-1][-CONTEXT_WINDOW:]
+        if m.role in ("user", "assistant") and m.text
+    )
+    history_calls = tuple(
+        call
+        for m in history
+        if m.role == "assistant"
+        for call in _with_results(m.calls, results, 0)
+    )
+    return Turn(
+        reply=reply.text,
+        user_message=history[-1].text if history else "",
+        tool_calls=tuple(tool_calls),
+        tools=_parse_tools(transcript.get("tools")),
+        context=context,
+        history_tool_calls=history_calls,
+        steps=tuple(steps),
+        system_prompt="\n".join(m.text for m in messages if m.role == "system"),
+        model=str(transcript.get("model") or ""),
+        turn_id=turn_id or transcript_digest(transcript),
+        conversation_id=conversation_id,
+    )
+
+
+def transcript_digest(transcript: Mapping[str, Any]) -> str:
+    """A stable id for a transcript: the same content always gives the same turn id."""
+    canonical = json.dumps(transcript, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class _RawMessage:
+    role: str
+    text: str
+    calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
+    is_error: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _parse_message(index: int, raw: Any) -> _RawMessage:
+    if not isinstance(raw, Mapping):
+        raise TranscriptError(f"messages[{index}] is not an object")
+    role = raw.get("role")
+    if role not in ("system", "user", "assistant", "tool", "developer", "function"):
+        raise TranscriptError(f"messages[{index}] has unknown role {role!r}")
+    role = {"developer": "system", "function": "tool"}.get(role, role)
+    calls = _parse_tool_calls(index, raw.get("tool_calls")) if role == "assistant" else ()
+    return _RawMessage(
+        role=role,
+        text=content_text(raw.get("content")),
+        calls=calls,
+        tool_call_id=str(raw.get("tool_call_id") or raw.get("name") or ""),
+        is_error=bool(raw.get("is_error")),
+    )
+
+
+def content_text(content: Any) -> str:
+    """Message content as text: strings as they are, content-part lists joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping):
+                text = part.get("text", part.get("content"))
+                if isinstance(text, str):
+                    parts.append(text)
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _parse_tool_calls(index: int, raw: Any) -> tuple[ToolCall, ...]:
+    if raw is None or raw == "None" or raw == "":
+        return ()
+    if isinstance(raw, str):
+        # Some exports store the list as a Python literal.
+        try:
+            raw = ast.literal_eval(raw)
+        except (ValueError, SyntaxError) as exc:
+            raise TranscriptError(f"messages[{index}].tool_calls is unreadable: {exc}") from exc
+    if not isinstance(raw, list):
+        raise TranscriptError(f"messages[{index}].tool_calls is not a list")
+    calls = []
+    for j, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            raise TranscriptError(f"messages[{index}].tool_calls[{j}] is not an object")
+        function = item.get("function") if isinstance(item.get("function"), Mapping) else item
+        assert isinstance(function, Mapping)
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise TranscriptError(f"messages[{index}].tool_calls[{j}] has no function name")
+        arguments, arguments_text = parse_arguments(function.get("arguments"))
+        calls.append(
+            ToolCall(
+                name=name,
+                call_id=str(item.get("id") or f"call_{index}_{j}"),
+                arguments=arguments,
+                arguments_text=arguments_text,
+            )
+        )
+    return tuple(calls)
+
+
+def _results_by_call_id(messages: Sequence[_RawMessage]) -> dict[str, _RawMessage]:
+    return {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
+
+
+def _with_results(
+    calls: Sequence[ToolCall], results: Mapping[str, _RawMessage], step: int
+) -> list[ToolCall]:
+    out = []
+    for call in calls:
+        result = results.get(call.call_id)
+        out.append(
+            ToolCall(
+                name=call.name,
+                call_id=call.call_id,
+                arguments=call.arguments,
+                arguments_text=call.arguments_text,
+                result=None if result is None else result.text,
+                error=False if result is None else result.is_error,
+                step=step,
+            )
+        )
+    return out
+
+
+def _parse_tools(raw: Any) -> tuple[ToolDefinition, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise TranscriptError("'tools' must be a list of tool definitions")
+    tools = []
+    for i, item in enumerate(raw):
+        if isinstance(item, str):
+            try:
+                item = json.loads(item)
+            except ValueError as exc:
+                raise TranscriptError(f"tools[{i}] is not valid JSON") from exc
+        if not isinstance(item, Mapping):
+            raise TranscriptError(f"tools[{i}] is not an object")
+        spec = item.get("function") if isinstance(item.get("function"), Mapping) else item
+        assert isinstance(spec, Mapping)
+        name = spec.get("name")
+        if not isinstance(name, str) or not name:
+            raise TranscriptError(f"tools[{i}] has no name")
+        params = spec.get("parameters") or spec.get("input_schema") or {}
+        tools.append(
+            ToolDefinition(
+                name=name,
+                parameters=params if isinstance(params, Mapping) else {},
+                description=str(spec.get("description") or ""),
+            )
+        )
+    return tuple(tools)
+
+
+def _last_index(items: Sequence[_RawMessage], predicate: Any) -> int | None:
+    for i in range(len(items) - 1, -1, -1):
+        if predicate(items[i]):
+            return i
+    return None

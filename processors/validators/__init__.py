@@ -1,0 +1,1 @@
+"""Validators: pure functions from a `Turn` to findings, one module per concern."""

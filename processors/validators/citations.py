@@ -1,0 +1,188 @@
+"""Citations: of tools (seed 004) and of sources (seed 003).
+
+- `citation_unregistered_tool`: "(via NAME)", "I used NAME", "my NAME call" for a tool the
+  agent was not offered.
+- `citation_uncalled_tool`: the cited tool was offered but not called in this turn.
+- `unfetched_citation`: a source (URL or source id) cited as evidence that no fetch-type
+  tool retrieved in this turn. Search results are not evidence: a URL seen only in a
+  search result's snippet was never read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..identifiers import Shape, extract_identifiers
+from ..kinds import Kind
+from ..model import Finding, ToolCall, Turn
+from ..outcomes import call_succeeded
+from .base import finding
+
+_NAME = r"`?(?P<name>[A-Za-z_][\w.\-:/]*[\w])`?"
+_TOOL_CITATIONS = [
+    re.compile(rf"\(\s*(?:via|using|per|from)\s+{_NAME}(?:[^()\n]{{0,80}})\)", re.I),
+    re.compile(
+        rf"\b(?:I|we)\s+(?:have\s+|just\s+|then\s+)?(?:used|called|invoked|ran|queried|"
+        rf"consulted)\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function|api|command|endpoint))?",
+        re.I,
+    ),
+    re.compile(rf"\bmy\s+{_NAME}\s+(?:tool\s+)?(?:call|query|lookup|request|invocation)\b", re.I),
+    re.compile(rf"\busing\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function))\b", re.I),
+    re.compile(rf"\b(?:mit|über|per)\s+(?:dem\s+)?{_NAME}(?P<tool>[- ](?:Tool|Werkzeug))\b", re.I),
+    re.compile(rf"\bmein(?:em|en)?\s+{_NAME}[- ]?(?:Aufruf|Call|Tool-Call)\b", re.I),
+    re.compile(rf"(?:使用|调用)了?\s*{_NAME}\s*(?P<tool>工具|接口|函数)?"),
+]
+_GENERIC_NAMES = frozenset(
+    {"tool", "tools", "api", "function", "the", "it", "this", "that", "them", "email",
+     "e-mail", "phone", "chat", "slack", "web", "search", "python", "bash", "git", "a", "an"}
+)
+_FETCH_TOOL = re.compile(
+    r"fetch|http_get|get_url|browse|read_url|open_url|open_page|scrape|crawl|download|kb_read|"
+    r"kb\.read|read_page|web_read|visit|curl|http\.get|get_page|load_url|read_source|retrieve",
+    re.I,
+)
+_CITATION_CONTEXT = re.compile(
+    r"(?:^|\n)[\W_]*(?:sources?|references?|citations?|quellen?|belege?|literatur|来源|参考(?:资料|文献)?|"
+    r"引用)\s*[:：]"
+    r"|\baccording to\b|\bsource:|\bcited?\b|\bsee\b|\bper\b|\blaut\b|\bgemäß\b|\bsiehe\b|根据|参见|见",
+    re.I,
+)
+_FOOTNOTE = re.compile(r"^\s*(?:\[\d+\]|\d+[.)])\s*:?\s*", re.M)
+_SOURCE_ID = re.compile(r"(?<![\w-])src_\d{2,}(?![\w-])")
+
+
+@dataclass(frozen=True)
+class _Cited:
+    name: str
+    start: int
+    end: int
+    explicit_tool: bool
+
+
+class CitationValidator:
+    name = "citations"
+    version = "1.0"
+    kinds = frozenset(
+        {Kind.CITATION_UNREGISTERED_TOOL, Kind.CITATION_UNCALLED_TOOL, Kind.UNFETCHED_CITATION}
+    )
+
+    def __call__(self, turn: Turn) -> Sequence[Finding]:
+        return [*self._tool_citations(turn), *self._source_citations(turn)]
+
+    def _tool_citations(self, turn: Turn) -> list[Finding]:
+        offered = {n.lower(): n for n in turn.offered_tool_names or ()}
+        called = {c.name.lower() for c in turn.executed_calls}
+        out: list[Finding] = []
+        seen: set[str] = set()
+        for cited in _cited_tools(turn.reply):
+            name = _resolve(cited.name, offered)
+            key = name.lower()
+            if key in seen or key in _GENERIC_NAMES:
+                continue
+            if not (cited.explicit_tool or key in offered or _tool_shaped(cited.name)):
+                continue
+            seen.add(key)
+            if key in called:
+                continue
+            span = (cited.start, cited.end)
+            if turn.tools is not None and key not in offered:
+                out.append(
+                    finding(
+                        self,
+                        Kind.CITATION_UNREGISTERED_TOOL,
+                        f"the reply cites tool `{name}`, which was not offered to the agent",
+                        token=name,
+                        span=span,
+                        checked_against=tuple(sorted(offered.values())) or ("no tools offered",),
+                    )
+                )
+            else:
+                out.append(
+                    finding(
+                        self,
+                        Kind.CITATION_UNCALLED_TOOL,
+                        f"the reply cites tool `{name}`, which was not called in this turn",
+                        token=name,
+                        span=span,
+                        checked_against=tuple(sorted({c.name for c in turn.executed_calls}))
+                        or ("no tool calls in this turn",),
+                    )
+                )
+        return out
+
+    def _source_citations(self, turn: Turn) -> list[Finding]:
+        reply = turn.reply
+        cited = _cited_sources(reply)
+        if not cited:
+            return []
+        fetches = [c for c in turn.executed_calls if _is_fetch(c) and call_succeeded(c)]
+        fetched_text = "\n".join(f"{c.arguments_text}\n{c.result}" for c in fetches).lower()
+        out = []
+        for token, start, end in cited:
+            needle = token.lower().rstrip("/")
+            if needle in fetched_text:
+                continue
+            out.append(
+                finding(
+                    self,
+                    Kind.UNFETCHED_CITATION,
+                    f"the reply cites `{token}` as a source, but no fetch in this turn "
+                    "retrieved it",
+                    token=token,
+                    span=(start, end),
+                    checked_against=tuple(c.name for c in fetches) or ("no fetch-type tool call",),
+                )
+            )
+        return out
+
+
+def _cited_tools(reply: str) -> list[_Cited]:
+    found = []
+    for pattern in _TOOL_CITATIONS:
+        for m in pattern.finditer(reply):
+            explicit = "tool" in m.groupdict() and m.group("tool") is not None
+            explicit = explicit or m.group().lstrip().startswith("(") or "`" in m.group()
+            found.append(_Cited(m.group("name"), m.start("name"), m.end("name"), explicit))
+    found.sort(key=lambda c: c.start)
+    return found
+
+
+def _resolve(name: str, offered: dict[str, str]) -> str:
+    """Match `functions.gh_read_file` or `gh_read_file:` to the offered `gh_read_file`."""
+    stripped = name.strip(":/.")
+    if stripped.lower() in offered:
+        return offered[stripped.lower()]
+    tail = re.split(r"[.:/]", stripped)[-1]
+    return offered.get(tail.lower(), stripped)
+
+
+def _tool_shaped(name: str) -> bool:
+    return "_" in name or "." in name.strip(".") or re.search(r"[a-z][A-Z]", name) is not None
+
+
+def _is_fetch(call: ToolCall) -> bool:
+    return _FETCH_TOOL.search(call.name) is not None
+
+
+def _cited_sources(reply: str) -> list[tuple[str, int, int]]:
+    """URLs and source ids that the reply offers as evidence."""
+    contexts = [m.start() for m in _CITATION_CONTEXT.finditer(reply)]
+    section = next(
+        (m.start() for m in _CITATION_CONTEXT.finditer(reply) if m.group().strip().endswith((":", "："))),
+        None,
+    )
+    out = []
+    candidates = [
+        (i.text, i.start, i.end) for i in extract_identifiers(reply) if i.shape is Shape.URL
+    ]
+    candidates += [(m.group(), m.start(), m.end()) for m in _SOURCE_ID.finditer(reply)]
+    for token, start, end in candidates:
+        line_start = reply.rfind("\n", 0, start) + 1
+        in_section = section is not None and start > section
+        footnote = _FOOTNOTE.match(reply, line_start) is not None
+        near_cue = any(0 <= start - c <= 40 for c in contexts)
+        if in_section or footnote or near_cue or token.startswith("src_"):
+            out.append((token, start, end))
+    return out

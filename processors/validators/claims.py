@@ -1,0 +1,178 @@
+"""Claims against the ledger (seed 001, seed 004): what the reply says was done vs what ran.
+
+- `claim_without_tool`: a completion claim that no successful tool call of the session backs.
+- `error_reported_as_success`: the matching tool call of the turn failed, yet the reply
+  claims success (class 3). It replaces `claim_without_tool` for that claim.
+- `summary_without_action`: a recap of work ("Summary of changes") in a turn with no call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..claim_rules import ClaimRules
+from ..claims import Claim, ClaimMatcher
+from ..kinds import Kind
+from ..model import Finding, ToolCall, Turn
+from ..outcomes import call_failed, call_succeeded
+from ..text import is_question, sentences
+from .base import finding
+
+_FAILURE_WORDS = re.compile(
+    r"\b(?:fail\w*|error\w*|unable|couldn't|could not|can't|cannot|did not|didn't|wasn't|"
+    r"weren't|not able|denied|rejected|forbidden|unauthori[sz]ed|problem|issue|unsuccessful|"
+    r"fehlgeschlagen|fehler\w*|nicht|konnte|leider)\b|失败|错误|未能|无法|没有成功|出错",
+    re.IGNORECASE,
+)
+_GENERIC_SUCCESS = re.compile(
+    r"\b(?:successfully|succeeded|success|done|completed|all set|erfolgreich|erledigt|"
+    r"geschafft|abgeschlossen)\b|成功|完成|搞定",
+    re.IGNORECASE,
+)
+_SUMMARY_HEADING = re.compile(
+    r"^[\W_]*(?:summary of (?:the )?(?:changes|work)|changes made|what i did|what i've done|"
+    r"what i have done|what was done|work completed|completed (?:tasks|work)|"
+    r"zusammenfassung der (?:änderungen|arbeit)|was ich (?:gemacht|getan) habe|"
+    r"durchgeführte (?:änderungen|arbeiten)|vorgenommene änderungen|"
+    r"变更摘要|修改摘要|变更总结|完成的工作|工作总结|我做了什么)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_COMPLETION_STATEMENT = re.compile(
+    r"\b(?:I|we)(?:'ve| have)\s+(?:now\s+|successfully\s+)?(?:completed|finished|wrapped up)\b"
+    r"|\bich habe\b[^.!?\n]{0,40}\b(?:abgeschlossen|fertiggestellt|erledigt)\b"
+    r"|我已(?:经)?完成|已完成以下|已全部完成",
+    re.IGNORECASE,
+)
+
+
+class ClaimValidator:
+    name = "claims"
+    version = "1.0"
+    kinds = frozenset(
+        {Kind.CLAIM_WITHOUT_TOOL, Kind.ERROR_REPORTED_AS_SUCCESS, Kind.SUMMARY_WITHOUT_ACTION}
+    )
+
+    def __init__(self, rules: ClaimRules) -> None:
+        self._matcher = ClaimMatcher(rules)
+
+    def __call__(self, turn: Turn) -> Sequence[Finding]:
+        out: list[Finding] = []
+        succeeded = [c for c in (*turn.history_tool_calls, *turn.executed_calls) if call_succeeded(c)]
+        failed = [c for c in turn.executed_calls if _ran_and_failed(c)]
+        seen: set[tuple[str, int]] = set()
+        for claim in self._matcher.find(turn.reply):
+            key = (claim.rule.capability, claim.sentence.start)
+            if key in seen or _backed(claim, succeeded, turn):
+                continue
+            seen.add(key)
+            if _FAILURE_WORDS.search(claim.sentence.text):
+                continue  # the sentence itself reports trouble: not a success claim
+            failed_matching = [c for c in failed if claim.rule.backed_by(c.name)]
+            out.append(_claim_finding(self, claim, failed_matching, succeeded))
+        if failed and not any(f.kind is Kind.ERROR_REPORTED_AS_SUCCESS for f in out):
+            generic = _generic_success(turn, failed)
+            if generic is not None:
+                out.append(_generic_finding(self, turn.reply, generic, failed))
+        summary = _summary_without_action(turn)
+        if summary is not None:
+            out.append(
+                finding(
+                    self,
+                    Kind.SUMMARY_WITHOUT_ACTION,
+                    "the reply recaps work done, but this turn called no tool",
+                    token=turn.reply[summary[0] : summary[1]].strip(),
+                    span=summary,
+                    checked_against=("no tool calls in this turn",),
+                )
+            )
+        return out
+
+
+def _ran_and_failed(call: ToolCall) -> bool:
+    return call.origin == "structured" and (call.result is not None or call.error) and call_failed(call)
+
+
+def _backed(claim: Claim, succeeded: list[ToolCall], turn: Turn) -> bool:
+    if any(claim.rule.backed_by(c.name) for c in succeeded):
+        return True
+    # "The order has been cancelled" after a lookup that returned "cancelled" reports a
+    # state the system recorded; it is not the agent claiming an act of its own.
+    return not claim.first_person and _word_in(claim.phrase.lower(), turn.evidence_lower)
+
+
+def _word_in(word: str, haystack: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", haystack) is not None
+
+
+def _claim_finding(
+    validator: ClaimValidator, claim: Claim, failed: list[ToolCall], succeeded: list[ToolCall]
+) -> Finding:
+    sentence = claim.sentence
+    token = claim.phrase
+    span = (sentence.start + _lead(sentence.text), sentence.end)
+    if failed:
+        names = tuple(dict.fromkeys(c.name for c in failed))
+        return finding(
+            validator,
+            Kind.ERROR_REPORTED_AS_SUCCESS,
+            f"the reply claims '{claim.phrase}' ({claim.rule.capability}) but "
+            f"{', '.join(names)} failed in this turn",
+            token=token,
+            span=span,
+            checked_against=names,
+            call_id=failed[0].call_id or None,
+        )
+    ran = tuple(dict.fromkeys(c.name for c in succeeded)) or ("no successful tool call",)
+    return finding(
+        validator,
+        Kind.CLAIM_WITHOUT_TOOL,
+        f"the reply claims '{claim.phrase}' ({claim.rule.capability}) but no successful "
+        "tool call of this session can back it",
+        token=token,
+        span=span,
+        checked_against=ran,
+    )
+
+
+def _generic_success(turn: Turn, failed: list[ToolCall]) -> tuple[int, int] | None:
+    """A bare "Done!"/"erfolgreich"/"成功" after a failed call that nothing retried."""
+    retried = {c.name for c in turn.executed_calls if call_succeeded(c)}
+    if all(c.name in retried for c in failed) or _FAILURE_WORDS.search(turn.reply):
+        return None
+    for sentence in sentences(turn.reply):
+        if is_question(sentence.text):
+            continue
+        m = _GENERIC_SUCCESS.search(sentence.text)
+        if m is not None:
+            return (sentence.start + _lead(sentence.text), sentence.end)
+    return None
+
+
+def _generic_finding(
+    validator: ClaimValidator, reply: str, span: tuple[int, int], failed: list[ToolCall]
+) -> Finding:
+    names = tuple(dict.fromkeys(c.name for c in failed))
+    return finding(
+        validator,
+        Kind.ERROR_REPORTED_AS_SUCCESS,
+        f"the reply reports success but {', '.join(names)} failed and the reply does not say so",
+        token=reply[span[0] : span[1]].strip()[:160],
+        span=span,
+        checked_against=names,
+        call_id=failed[0].call_id or None,
+    )
+
+
+def _summary_without_action(turn: Turn) -> tuple[int, int] | None:
+    if turn.executed_calls:
+        return None
+    m = _SUMMARY_HEADING.search(turn.reply) or _COMPLETION_STATEMENT.search(turn.reply)
+    if m is None:
+        return None
+    line_end = turn.reply.find("\n", m.end())
+    return (m.start() + _lead(m.group()), len(turn.reply) if line_end == -1 else line_end)
+
+
+def _lead(text: str) -> int:
+    return len(text) - len(text.lstrip())

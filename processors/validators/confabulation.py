@@ -1,0 +1,126 @@
+"""Class 5: a coherent set of names presented as existing, none of which a tool showed.
+
+Seed 000's hardest class: five plausible `test_memory_*.py` files, a `tools/` directory,
+a `build_registry(cfg)` function, all consistent and all invented. Token matching alone
+cannot prove it, so this validator only raises a suspicion (`flag`) with a score, for a
+human to confirm. Proposals ("I'd create tests/test_cache.py") are not claims of existence.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from ..codeish import CodeName, code_names, name_grounded
+from ..kinds import Kind
+from ..model import Finding, Turn
+from .base import finding
+
+_PROPOSAL = re.compile(
+    r"\b(?:I'd|I would|I could|I can|I'll|I will|we could|we should|we can|we'll|you could|"
+    r"you can|you should|you might|you may|you'd|let's|consider|suggest\w*|propos\w*|"
+    r"recommend\w*|plan\w*|would|could|should|might|e\.g\.|for example|such as|typically|"
+    r"usually|for instance|example|könnte\w*|würde\w*|sollte\w*|vorschlag\w*|empfehle\w*|"
+    r"beispiel\w*|werde|wird)\b|^[\W\d]*(?:create|add|write|make|rename|put|move|use|try|run|"
+    r"erstelle|lege|füge)\b|建议|可以|应该|例如|比如|打算|将会",
+    re.IGNORECASE,
+)
+_EXISTENCE = re.compile(
+    r"\b(?:existing|exists?|currently|already|there (?:are|is)|i found|we found|found|contains?|"
+    r"includes?|has the following|here (?:are|is)|the (?:repo|repository|project|codebase|"
+    r"directory|folder|module|package)|vorhanden|enthält|existier\w*|gibt es)\b|现有|包含|已有|存在",
+    re.IGNORECASE,
+)
+_LISTING_TOOL = re.compile(r"list|ls|tree|glob|find|read|search|grep|cat|open|show|dir", re.I)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_MIN_SET = 3
+
+
+class ConfabulationValidator:
+    name = "confabulation"
+    version = "1.0"
+    kinds = frozenset({Kind.CONFABULATED_IDENTIFIER_SET})
+
+    def __call__(self, turn: Turn) -> Sequence[Finding]:
+        names = _asserted_names(turn.reply)
+        if len(names) < 2:
+            return ()
+        haystack = turn.evidence_lower + "\n" + turn.conversation_lower
+        ungrounded = [n for n in names if not name_grounded(n.text, haystack)]
+        patterned = _shared_pattern(ungrounded)
+        if len(ungrounded) < _MIN_SET and not (len(ungrounded) >= 2 and patterned):
+            return ()
+        listing = any(_LISTING_TOOL.search(c.name) for c in turn.executed_calls)
+        if not (listing or _EXISTENCE.search(turn.reply)):
+            return ()
+        score = _score(len(ungrounded), len(names), patterned, listing)
+        listed = ", ".join(n.text for n in ungrounded[:10])
+        return [
+            finding(
+                self,
+                Kind.CONFABULATED_IDENTIFIER_SET,
+                f"`{n.text}` is one of {len(ungrounded)} names presented as existing that no "
+                f"tool result shows ({listed})",
+                token=n.text,
+                span=(n.start, n.end),
+                checked_against=tuple(dict.fromkeys(c.name for c in turn.executed_calls))
+                or ("no tool calls in this turn",),
+                score=score,
+            )
+            for n in ungrounded
+        ]
+
+
+def _asserted_names(reply: str) -> list[CodeName]:
+    """Names outside proposal sentences; bullets under a proposal line count as proposals."""
+    names = code_names(reply)
+    if not names:
+        return []
+    keep: list[CodeName] = []
+    line_spans = []
+    offset = 0
+    under_proposal = False  # inside the bullet list of a line like "I'd add these files:"
+    for line in reply.splitlines(keepends=True):
+        stripped = line.strip()
+        proposal = _PROPOSAL.search(stripped) is not None
+        if _BULLET.match(line):
+            proposal = proposal or under_proposal
+        elif stripped:
+            under_proposal = proposal and stripped.endswith((":", "："))
+        line_spans.append((offset, offset + len(line), proposal))
+        offset += len(line)
+    sentence_proposals = _proposal_sentences(reply)
+    for name in names:
+        in_proposal_line = any(s <= name.start < e and p for s, e, p in line_spans)
+        in_proposal_sentence = any(s <= name.start < e for s, e in sentence_proposals)
+        if not (in_proposal_line or in_proposal_sentence):
+            keep.append(name)
+    return keep
+
+
+def _proposal_sentences(reply: str) -> list[tuple[int, int]]:
+    spans = []
+    for m in re.finditer(r"[^.!?\n]+[.!?]?", reply):
+        if _PROPOSAL.search(m.group()):
+            spans.append((m.start(), m.end()))
+    return spans
+
+
+def _shared_pattern(names: list[CodeName]) -> bool:
+    """At least two names share a stem of 5+ characters (test_memory_*, tools/*)."""
+    bases = [os.path.basename(n.text.rstrip("/")).lower() for n in names]
+    for i, a in enumerate(bases):
+        for b in bases[i + 1 :]:
+            if len(os.path.commonprefix([a, b])) >= 5:
+                return True
+    dirs = [n.text.rsplit("/", 1)[0] for n in names if "/" in n.text.rstrip("/")]
+    return len(dirs) != len(set(dirs))
+
+
+def _score(ungrounded: int, total: int, patterned: bool, listing: bool) -> float:
+    score = 0.3 + 0.1 * min(ungrounded, 5)
+    score += 0.15 if patterned else 0.0
+    score += 0.15 if listing else 0.0
+    score -= 0.2 if ungrounded * 2 < total else 0.0
+    return round(max(0.0, min(1.0, score)), 2)

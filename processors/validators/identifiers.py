@@ -1,0 +1,109 @@
+"""Classes 1 and 2: identifiers the tool trace does not back.
+
+- `fabricated_identifier`: grounded nowhere (no tool result of the session, not in the
+  conversation or system prompt).
+- `borrowed_identifier`: known only from the conversation, yet presented as what a tool
+  returned (the provenance lie seed 000 could not see). A plain echo is clean.
+Tool results win over the conversation (seed 000's priority): a token in both is grounded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..identifiers import Identifier, extract_identifiers, is_grounded
+from ..kinds import Kind
+from ..model import Finding, Turn
+from ..text import sentence_at, sentences
+from .base import finding
+
+# Phrases that attribute a value to a tool. They must stand before the identifier in its
+# sentence ("my gh_list_commits call returned X"), or right after it ("X (via tool)").
+_PROVENANCE_BEFORE = re.compile(
+    r"\b(?:my|the|our|this)\s+(?:`?[\w.\-]+`?\s+){0,2}(?:call|query|request|lookup|search|run|"
+    r"tool|api|command|output|result|response)s?\s+(?:returned|shows?|showed|gave|reported|"
+    r"yielded|listed|responded with|came back with|confirm(?:s|ed))\b"
+    r"|\b(?:tool|api|function|command|endpoint|query|lookup)\s+(?:output|result|response)\b"
+    r"|\baccording to (?:the|my)\s+(?:`?[\w.\-]+`?\s+)?(?:tool|api|call|output|result|query|lookup)"
+    r"|\b(?:I|we)\s+(?:have\s+|just\s+)?(?:retrieved|fetched|looked up|pulled|queried)\b"
+    r"|\bresult of my\b|\bErgebnis (?:meines|des) \w*|\blaut (?:Tool|API|Abfrage|Ergebnis)"
+    r"|\b(?:Tool|Abfrage|API)\S* (?:lieferte|ergab|zeigte|meldete)\b"
+    r"|工具返回|查询结果|接口返回|调用.{0,12}?返回|根据.{0,8}?(?:工具|查询|接口)",
+    re.IGNORECASE,
+)
+_PROVENANCE_AFTER = re.compile(
+    r"\A[`'\")\]]*\s*(?:\((?:via|from|per)\s+[\w.\-]+|(?:was|is)\s+(?:returned|reported|"
+    r"retrieved|fetched)\s+by\b|,?\s*(?:as\s+)?(?:returned|reported)\s+by\b)",
+    re.IGNORECASE,
+)
+
+
+class IdentifierValidator:
+    name = "identifiers"
+    version = "1.0"
+    kinds = frozenset({Kind.FABRICATED_IDENTIFIER, Kind.BORROWED_IDENTIFIER})
+
+    def __call__(self, turn: Turn) -> Sequence[Finding]:
+        identifiers = extract_identifiers(turn.reply)
+        if not identifiers:
+            return ()
+        sents = sentences(turn.reply)
+        out: list[Finding] = []
+        reported: set[str] = set()
+        for ident in identifiers:
+            key = ident.text.lower()
+            if key in reported or is_grounded(ident, turn.evidence_lower):
+                continue
+            if is_grounded(ident, turn.conversation_lower):
+                if _attributed_to_tool(turn.reply, ident, sents):
+                    reported.add(key)
+                    out.append(
+                        finding(
+                            self,
+                            Kind.BORROWED_IDENTIFIER,
+                            f"{ident.shape.value} `{ident.text}` came from the conversation, "
+                            "not from a tool result, but the reply presents it as tool output",
+                            token=ident.text,
+                            span=(ident.start, ident.end),
+                            checked_against=_tool_names(turn),
+                        )
+                    )
+                continue
+            reported.add(key)
+            out.append(
+                finding(
+                    self,
+                    Kind.FABRICATED_IDENTIFIER,
+                    f"{ident.shape.value} `{ident.text}` appears in no tool result of this "
+                    "turn and nowhere in the conversation",
+                    token=ident.text,
+                    span=(ident.start, ident.end),
+                    checked_against=_tool_names(turn),
+                )
+            )
+        return out
+
+
+def user_quoted_identifiers(turn: Turn) -> tuple[str, ...]:
+    """Identifiers of the reply that only the conversation backs (echoes of the user)."""
+    return tuple(
+        dict.fromkeys(
+            i.text
+            for i in extract_identifiers(turn.reply)
+            if not is_grounded(i, turn.evidence_lower) and is_grounded(i, turn.conversation_lower)
+        )
+    )
+
+
+def _attributed_to_tool(reply: str, ident: Identifier, sents: list) -> bool:  # type: ignore[type-arg]
+    sentence = sentence_at(sents, ident.start)
+    start = sentence.start if sentence else max(0, ident.start - 200)
+    if _PROVENANCE_BEFORE.search(reply, start, ident.start):
+        return True
+    return _PROVENANCE_AFTER.match(reply[ident.end : ident.end + 60]) is not None
+
+
+def _tool_names(turn: Turn) -> tuple[str, ...]:
+    names = [c.name for c in (*turn.history_tool_calls, *turn.tool_calls) if c.result is not None]
+    return tuple(dict.fromkeys(names)) or ("no tool results",)

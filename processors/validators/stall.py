@@ -1,0 +1,66 @@
+"""Stalls (seed 004's looksLikeStall): the turn ends on a promise to act and calls nothing.
+
+"One moment, let me check." with zero tool calls leaves the user waiting for work that
+will never happen. A question back to the user is not a stall, nor is a promise that
+waits on the user ("I'll deploy once you confirm").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..kinds import Kind
+from ..model import Finding, Turn
+from ..text import is_question, sentences
+from .base import finding
+
+_PROMISE = re.compile(
+    r"\b(?:one moment|just a moment|a moment, please|give me (?:a|one) (?:moment|second|sec|"
+    r"minute)|hold on|bear with me|stand by|checking now|working on it|on it now|"
+    r"let me (?:quickly |just )?(?:check|look|see|verify|find|pull|get|fetch|run|review|"
+    r"investigate|take a look|confirm|search|dig|query|retrieve|look up)|"
+    r"i(?:'ll| will) (?:now |quickly |just )?(?:check|look into|look up|look|get back|verify|"
+    r"investigate|find out|pull|fetch|run|review|confirm|search|dig|query|retrieve)|"
+    r"i'm (?:now )?(?:checking|looking|pulling|fetching|running|verifying|investigating|"
+    r"searching|on it)|"
+    r"einen moment|moment bitte|kleinen moment|ich (?:schaue|sehe|prüfe|überprüfe|checke|"
+    r"kümmere mich|suche)|lass(?:en sie)? mich (?:kurz |schnell )?(?:nachsehen|prüfen|schauen|"
+    r"nachschauen|suchen))\b"
+    r"|稍等|请稍候|请稍等|马上(?:查|看|检查|处理)|让我(?:查|看|检查|确认|核实|搜索)|"
+    r"我(?:来|去|先|这就)(?:查|看|检查|确认|核实|搜索)",
+    re.IGNORECASE,
+)
+_WAITS_ON_USER = re.compile(
+    r"\b(?:if|once|when|after|as soon as) you\b|\bsobald sie\b|\bwenn sie\b|您确认|你确认",
+    re.IGNORECASE,
+)
+
+
+class StallValidator:
+    name = "stall"
+    version = "1.0"
+    kinds = frozenset({Kind.STALL})
+
+    def __call__(self, turn: Turn) -> Sequence[Finding]:
+        if turn.executed_calls or not turn.reply.strip():
+            return ()
+        sents = sentences(turn.reply)
+        if not sents or is_question(sents[-1].text):
+            return ()
+        for sentence in sents[-2:]:
+            m = _PROMISE.search(sentence.text)
+            if m is None or _WAITS_ON_USER.search(sentence.text) or is_question(sentence.text):
+                continue
+            lead = len(sentence.text) - len(sentence.text.lstrip())
+            return [
+                finding(
+                    self,
+                    Kind.STALL,
+                    "the turn ends with a promise to act but made no tool call",
+                    token=sentence.text.strip()[:160],
+                    span=(sentence.start + lead, sentence.end),
+                    checked_against=("no tool calls in this turn",),
+                )
+            ]
+        return ()

@@ -1,0 +1,126 @@
+"""The calls themselves: phantom tools (class 4) and plan/call drift (class 4b).
+
+- `unregistered_tool_call`: the model requested a tool it was not offered, as a structured
+  call or written out as JSON text. Needs the offered tools; silent when they are unknown.
+- `missing_tool_arguments`: a call lacks arguments its schema requires (or sends them
+  empty), or the turn's own plan text named a value for a parameter the call then dropped
+  (seed 000: the model "knows" the file content in the plan and forgets it in `arguments`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..kinds import Kind
+from ..model import Finding, ToolCall, ToolDefinition, Turn
+from .base import finding
+
+
+class ToolCallValidator:
+    name = "tool_calls"
+    version = "1.0"
+    kinds = frozenset({Kind.UNREGISTERED_TOOL_CALL, Kind.MISSING_TOOL_ARGUMENTS})
+
+    def __call__(self, turn: Turn) -> Sequence[Finding]:
+        out: list[Finding] = []
+        definitions = {t.name: t for t in turn.tools or ()}
+        for call in turn.tool_calls:
+            definition = resolve_tool(call.name, definitions)
+            if definition is None:
+                if turn.tools is not None:
+                    out.append(self._unregistered(turn, call, definitions))
+                continue
+            out.extend(self._missing(turn, call, definition))
+        return out
+
+    def _unregistered(
+        self, turn: Turn, call: ToolCall, definitions: Mapping[str, ToolDefinition]
+    ) -> Finding:
+        how = "wrote out a call to" if call.origin == "prose" else "called"
+        return finding(
+            self,
+            Kind.UNREGISTERED_TOOL_CALL,
+            f"the model {how} `{call.name}`, which was not offered to it",
+            token=call.name,
+            span=_name_span(turn.reply, call.name) if call.origin == "prose" else None,
+            checked_against=tuple(sorted(definitions)) or ("no tools offered",),
+            call_id=call.call_id or None,
+        )
+
+    def _missing(self, turn: Turn, call: ToolCall, definition: ToolDefinition) -> list[Finding]:
+        out = []
+        properties = definition.properties
+        absent = [
+            p
+            for p in definition.required
+            if _is_empty(call.arguments.get(p)) and not _has_default(properties.get(p))
+        ]
+        if absent:
+            unreadable = not call.arguments and call.arguments_text.strip() not in ("", "{}")
+            detail = " (the arguments are not valid JSON)" if unreadable else ""
+            out.append(
+                finding(
+                    self,
+                    Kind.MISSING_TOOL_ARGUMENTS,
+                    f"`{call.name}` was called without required argument(s) "
+                    f"{', '.join(absent)}{detail}",
+                    token=f"{call.name}({', '.join(absent)})",
+                    checked_against=(f"{definition.name} schema",),
+                    call_id=call.call_id or None,
+                )
+            )
+        plan = _plan_text(turn, call)
+        if plan:
+            dropped = [
+                p
+                for p in properties
+                if p not in call.arguments and p not in absent and _plan_names_value(plan, p)
+            ]
+            if dropped:
+                out.append(
+                    finding(
+                        self,
+                        Kind.MISSING_TOOL_ARGUMENTS,
+                        f"the plan gave a value for {', '.join(dropped)} but the `{call.name}` "
+                        "call dropped it",
+                        token=f"{call.name}({', '.join(dropped)})",
+                        checked_against=("the turn's plan text",),
+                        call_id=call.call_id or None,
+                    )
+                )
+        return out
+
+
+def resolve_tool(name: str, definitions: Mapping[str, ToolDefinition]) -> ToolDefinition | None:
+    """The offered tool a call refers to, tolerating a `functions.` style namespace prefix."""
+    if name in definitions:
+        return definitions[name]
+    tail = re.split(r"[.:/]", name)[-1]
+    return definitions.get(tail)
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict) and not value)
+
+
+def _has_default(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and schema.get("default") is not None
+
+
+def _plan_text(turn: Turn, call: ToolCall) -> str:
+    """The assistant text written alongside the call (its step), or the reply's text."""
+    if call.step < len(turn.steps):
+        return turn.steps[call.step]
+    return turn.reply if call.origin == "structured" else ""
+
+
+def _plan_names_value(plan: str, parameter: str) -> bool:
+    pattern = rf"(?<![\w-])[\"'`]?{re.escape(parameter)}[\"'`]?\s*[:=]\s*(?:\"[^\"\n]|'[^'\n]|[^\s,;\"'])"
+    return re.search(pattern, plan) is not None
+
+
+def _name_span(reply: str, name: str) -> tuple[int, int] | None:
+    at = reply.find(f'"{name}"')
+    return None if at == -1 else (at + 1, at + 1 + len(name))

@@ -1,0 +1,1 @@
+"""ClickHouse DDL as numbered idempotent .sql files."""
