@@ -97,15 +97,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     runner = _runner(args)
     cases = list(read_cases(args.file))
     show_progress = args.file.stat().st_size >= PROGRESS_MIN_BYTES
-    with tqdm(
-        total=len(cases), disable=not show_progress, unit="case", file=sys.stderr
-    ) as bar:
-        report = evaluate(cases, runner, on_result=lambda _: bar.update())
+    with tqdm(total=len(cases), disable=not show_progress, unit="case", file=sys.stderr) as bar:
+        report = evaluate(cases, runner, on_result=lambda _: _advance(bar))
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False, indent=2))
     else:
         print(report.table())
     return 0
+
+
+def _advance(bar: tqdm[object]) -> None:
+    bar.update()
 
 
 def finding_json(f: Finding) -> dict[str, Any]:

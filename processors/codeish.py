@@ -14,7 +14,9 @@ _EXTENSIONS = (
     "json|ya?ml|toml|ini|cfg|conf|sql|sh|bash|html|css|scss|vue|lock|proto|xml|csv|ipynb|"
     "gradle|tf|dockerfile|mdx"
 )
-_FILE = re.compile(rf"(?<![\w./\-@])(?:[\w.\-]+/){{0,8}}[\w\-]+(?:\.[\w\-]+)?\.(?:{_EXTENSIONS})(?![\w/])")
+_FILE = re.compile(
+    rf"(?<![\w./\-@])(?:[\w.\-]+/){{0,8}}[\w\-]+(?:\.[\w\-]+)?\.(?:{_EXTENSIONS})(?![\w/])"
+)
 _DIR = re.compile(r"(?<![\w./\-@:])(?:[\w\-]+/){1,8}(?![\w\-])")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?)\((?:[\w\s,=*]{0,40})\)")
 _BACKTICKED = re.compile(r"`([A-Za-z_][\w.]{2,80})`")

@@ -1,8 +1,8 @@
 """Exceptions raised by the pure processing layer.
 
-    FactLedgerError
-     ├── TranscriptError      a transcript cannot be read as a turn
-     └── ConfigError          a settings or claim-rules file is invalid
+FactLedgerError
+ ├── TranscriptError      a transcript cannot be read as a turn
+ └── ConfigError          a settings or claim-rules file is invalid
 """
 
 from __future__ import annotations

@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 _NON_WORD = re.compile(r"[\W_]+")
+_RECORD_NUMBER = re.compile(r"^[a-z]{0,2}(\d{4,})$")
+# A number standing alone: a sentence's full stop may follow it, a version's digits may not.
+_STANDALONE_NUMBER = re.compile(r"(?<!\w)(?<!\d\.)\d+(?:\.\d+)?(?!\w)(?!\.\d)")
+_EXPRESSION = re.compile(r"^[\d\s.+\-*/()%]+$")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_VALUE_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}(?:[ t][\d:]+)?$")
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][\d:.]+Z?)?$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::\d{2})?(?:\s*[ap]\.?m\.?)?$", re.I)
 _MONTHS = {
@@ -38,7 +44,9 @@ _MONTHS = {
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\.?(?:\s+of)?\s+({_MONTH_ALT})\b\.?", re.I)
 _MONTH_DAY = re.compile(rf"\b({_MONTH_ALT})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I)
-_NUMERIC_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})[/.](\d{1,2})(?:[/.]\d{2,4})?\b")
+_NUMERIC_DATE = re.compile(
+    r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{1,2})[/.](\d{1,2})(?:[/.]\d{2,4})?\b"
+)
 _CJK_DATE = re.compile(r"(\d{1,2})月(\d{1,2})[日号]")
 _RELATIVE_DAY = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:week|weekend|morning|afternoon|evening)|"
@@ -53,11 +61,33 @@ _TIME_WORDS = re.compile(
     re.I,
 )
 _NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30,
-    "a couple": 2, "a dozen": 12, "single": 1, "double": 2, "pair": 2,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "twenty": 20,
+    "thirty": 30,
+    "a couple": 2,
+    "a dozen": 12,
+    "single": 1,
+    "double": 2,
+    "pair": 2,
 }
-_STOPWORDS = frozenset({"the", "and", "for", "with", "please", "from", "into", "about", "der", "die", "das", "und"})
+# Placeholder values that say "no preference"; nobody invents those.
+_PLACEHOLDERS = frozenset(
+    {"dontcare", "don't care", "any", "none", "n/a", "na", "all", "unknown", "default", "null", "*"}
+)
+_STOPWORDS = frozenset(
+    {"the", "and", "for", "with", "please", "from", "into", "about", "der", "die", "das", "und"}
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +131,7 @@ class Grounds:
 
     @cached_property
     def numbers(self) -> frozenset[float]:
-        values = {float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", self.normalized_numbers)}
+        values = {float(n) for n in _STANDALONE_NUMBER.findall(self.normalized_numbers)}
         values.update(float(v) for w, v in _NUMBER_WORDS.items() if f" {w} " in self.normalized)
         return frozenset(values)
 
@@ -115,26 +145,45 @@ def value_grounded(value: str | int | float, grounds: Grounds) -> bool:
     if isinstance(value, int | float):
         return float(value) in grounds.numbers or str(value) in grounds.text
     text = value.strip().lower()
-    if not text:
+    if not text or text in _PLACEHOLDERS:
         return True
     date = _ISO_DATE.match(text)
     if date:
         month, day = int(date.group(2)), int(date.group(3))
         return (month, day) in grounds.dates or grounds.has_relative_day
+    numeric_date = _VALUE_DATE.match(text)
+    if numeric_date:
+        a, b = int(numeric_date.group(1)), int(numeric_date.group(2))
+        return bool({(a, b), (b, a)} & grounds.dates) or grounds.has_relative_day
     if _TIME.match(text):
         return grounds.has_time
+    if _EXPRESSION.match(text) and any(c.isdigit() for c in text):
+        # "466.75 + 285.66": arithmetic over numbers the tools returned is derived, not invented
+        return all(float(n) in grounds.numbers for n in _NUMBER.findall(text))
     normalized = _NON_WORD.sub(" ", text).strip()
     if not normalized:
         return True
     if f" {normalized} " in grounds.normalized:
         return True
+    record = _RECORD_NUMBER.match(normalized)
+    if record and f" {record.group(1)} " in grounds.normalized:
+        return True  # "#W9502126" formatted from the "9502126" the user gave
     if re.fullmatch(r"\d+(?:\.\d+)?", normalized.replace(" ", "")):
         return float(normalized.replace(" ", "")) in grounds.numbers
     tokens = [t for t in normalized.split() if len(t) >= 3 and t not in _STOPWORDS]
     if not tokens:
         return normalized in grounds.normalized
     found = sum(1 for t in tokens if t in grounds.words or _stem_in(t, grounds.words))
-    return found * 2 >= len(tokens) and found > 0
+    return (found * 2 >= len(tokens) and found > 0) or _abbreviated(normalized, grounds)
+
+
+def _abbreviated(normalized: str, grounds: Grounds) -> bool:
+    """'Great Britain' for 'GB', 'San Diego, CA' for 'SD': the initials are in the grounds."""
+    words = normalized.split()
+    if len(words) < 2:
+        return False
+    candidates = {"".join(w[0] for w in words), "".join(w[0] for w in words[:-1])}
+    return any(len(c) >= 2 and c in grounds.words for c in candidates)
 
 
 def _stem_in(token: str, words: frozenset[str]) -> bool:

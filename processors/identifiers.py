@@ -50,10 +50,53 @@ _RECORD = re.compile(
 # Keys that are names of standards or products, not records.
 _NOT_KEYS = frozenset(
     {
-        "ISO", "RFC", "UTF", "SHA", "MD", "PEP", "COVID", "GPT", "HTTP", "TLS", "SSL", "IPV",
-        "AES", "RSA", "ECMA", "IEEE", "ANSI", "DIN", "EN", "BS", "IEC", "ES", "MP", "USB",
-        "PCI", "SOC", "NIST", "CVSS", "WCAG", "OWASP", "X", "H", "A", "B", "F", "W", "CWE",
-        "UTC", "GMT", "CET", "PST", "EST", "API", "ISBN", "ASTM", "EC", "FIPS",
+        "ISO",
+        "RFC",
+        "UTF",
+        "SHA",
+        "MD",
+        "PEP",
+        "COVID",
+        "GPT",
+        "HTTP",
+        "TLS",
+        "SSL",
+        "IPV",
+        "AES",
+        "RSA",
+        "ECMA",
+        "IEEE",
+        "ANSI",
+        "DIN",
+        "EN",
+        "BS",
+        "IEC",
+        "ES",
+        "MP",
+        "USB",
+        "PCI",
+        "SOC",
+        "NIST",
+        "CVSS",
+        "WCAG",
+        "OWASP",
+        "X",
+        "H",
+        "A",
+        "B",
+        "F",
+        "W",
+        "CWE",
+        "UTC",
+        "GMT",
+        "CET",
+        "PST",
+        "EST",
+        "API",
+        "ISBN",
+        "ASTM",
+        "EC",
+        "FIPS",
     }
 )
 _TRAILING = ".,;:!?'\")]}>*_"
@@ -131,7 +174,9 @@ def is_grounded(identifier: Identifier, haystack_lower: str) -> bool:
     if identifier.shape is Shape.SHA:
         return _sha_grounded(token, haystack_lower)
     if identifier.shape is Shape.RECORD and token.startswith("#"):
-        return token in haystack_lower or token[1:] in haystack_lower
+        # "#W9502126" is the system's spelling of the "9502126" a user typed.
+        digits = token.lstrip("#abcdefghijklmnopqrstuvwxyz")
+        return token[1:] in haystack_lower or _bounded_in(digits, haystack_lower)
     return _bounded_in(token, haystack_lower)
 
 
@@ -140,10 +185,7 @@ def _sha_grounded(token: str, haystack: str) -> bool:
     if _bounded_start_in(token, haystack):
         return True
     # A hex run in the haystack (10+ chars) is a prefix of the token.
-    for k in range(len(token) - 1, 9, -1):
-        if _bounded_in(token[:k], haystack):
-            return True
-    return False
+    return any(_bounded_in(token[:k], haystack) for k in range(len(token) - 1, 9, -1))
 
 
 def _bounded_in(token: str, haystack: str) -> bool:

@@ -39,7 +39,9 @@ class ValidationSettings:
         return cls.from_mapping(data.get("validation", {}), source=path)
 
     @classmethod
-    def from_mapping(cls, section: Mapping[str, Any], *, source: Path | None = None) -> ValidationSettings:
+    def from_mapping(
+        cls, section: Mapping[str, Any], *, source: Path | None = None
+    ) -> ValidationSettings:
         where = f"{source or '<settings>'}: [validation]"
         known = {"disabled_validators", "disabled_kinds", "severity", "claim_rules"}
         unknown = set(section) - known
@@ -84,4 +86,6 @@ def _severity(value: Any, where: str) -> Severity:
     try:
         return Severity(value)
     except ValueError:
-        raise ConfigError(f"{where}: severity must be reject, flag or info, not {value!r}") from None
+        raise ConfigError(
+            f"{where}: severity must be reject, flag or info, not {value!r}"
+        ) from None

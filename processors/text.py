@@ -55,14 +55,16 @@ def clause_prefix(text: str, position: int, *, limit: int = 80) -> str:
     Used to read what governs a verb: its subject, auxiliaries, negation and modality.
     """
     window = text[max(0, position - limit) : position]
-    last = None
-    for last in _CLAUSE_BREAK.finditer(window):
-        pass
-    return window[last.end() :] if last else window
+    cut = 0
+    for brk in _CLAUSE_BREAK.finditer(window):
+        cut = brk.end()
+    return window[cut:]
 
 
 # Sentence-start marks (bullets, emoji, "Done:") that may stand before a bare participle.
-_LEADING_MARKS = re.compile(r"^[\s\-*•>#✅✔️☑️🚀🎉\d.)]*(?:(?:done|erledigt|ok|okay|all set)\W*)?$", re.I)
+_LEADING_MARKS = re.compile(
+    r"^[\s\-*•>#✅✔️☑️🚀🎉\d.)]*(?:(?:done|erledigt|ok|okay|all set)\W*)?$", re.I
+)
 
 
 def at_sentence_start(prefix: str) -> bool:

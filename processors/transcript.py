@@ -105,10 +105,10 @@ class _RawMessage:
 def _parse_message(index: int, raw: Any) -> _RawMessage:
     if not isinstance(raw, Mapping):
         raise TranscriptError(f"messages[{index}] is not an object")
-    role = raw.get("role")
-    if role not in ("system", "user", "assistant", "tool", "developer", "function"):
-        raise TranscriptError(f"messages[{index}] has unknown role {role!r}")
-    role = {"developer": "system", "function": "tool"}.get(role, role)
+    raw_role = raw.get("role")
+    if raw_role not in ("system", "user", "assistant", "tool", "developer", "function"):
+        raise TranscriptError(f"messages[{index}] has unknown role {raw_role!r}")
+    role = {"developer": "system", "function": "tool"}.get(raw_role, str(raw_role))
     calls = _parse_tool_calls(index, raw.get("tool_calls")) if role == "assistant" else ()
     return _RawMessage(
         role=role,

@@ -17,7 +17,8 @@ from ..model import Finding, ToolCall, Turn
 from .base import finding
 from .tool_calls import resolve_tool
 
-_SMALL_NUMBER = 10
+_SMALL_NUMBER = 1
+"""0 and 1 carry no information (flags, first page, one item); larger numbers are checked."""
 _MAX_LEAVES = 64
 
 

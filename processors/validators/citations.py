@@ -22,7 +22,7 @@ from .base import finding
 
 _NAME = r"`?(?P<name>[A-Za-z_][\w.\-:/]*[\w])`?"
 _TOOL_CITATIONS = [
-    re.compile(rf"\(\s*(?:via|using|per|from)\s+{_NAME}(?:[^()\n]{{0,80}})\)", re.I),
+    re.compile(rf"\(\s*via\s+{_NAME}(?:[^()\n]{{0,80}})\)", re.I),
     re.compile(
         rf"\b(?:I|we)\s+(?:have\s+|just\s+|then\s+)?(?:used|called|invoked|ran|queried|"
         rf"consulted)\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function|api|command|endpoint))?",
@@ -35,8 +35,29 @@ _TOOL_CITATIONS = [
     re.compile(rf"(?:使用|调用)了?\s*{_NAME}\s*(?P<tool>工具|接口|函数)?"),
 ]
 _GENERIC_NAMES = frozenset(
-    {"tool", "tools", "api", "function", "the", "it", "this", "that", "them", "email",
-     "e-mail", "phone", "chat", "slack", "web", "search", "python", "bash", "git", "a", "an"}
+    {
+        "tool",
+        "tools",
+        "api",
+        "function",
+        "the",
+        "it",
+        "this",
+        "that",
+        "them",
+        "email",
+        "e-mail",
+        "phone",
+        "chat",
+        "slack",
+        "web",
+        "search",
+        "python",
+        "bash",
+        "git",
+        "a",
+        "an",
+    }
 )
 _FETCH_TOOL = re.compile(
     r"fetch|http_get|get_url|browse|read_url|open_url|open_page|scrape|crawl|download|kb_read|"
@@ -46,7 +67,8 @@ _FETCH_TOOL = re.compile(
 _CITATION_CONTEXT = re.compile(
     r"(?:^|\n)[\W_]*(?:sources?|references?|citations?|quellen?|belege?|literatur|来源|参考(?:资料|文献)?|"
     r"引用)\s*[:：]"
-    r"|\baccording to\b|\bsource:|\bcited?\b|\bsee\b|\bper\b|\blaut\b|\bgemäß\b|\bsiehe\b|根据|参见|见",
+    r"|\baccording to\b|\bsource:|\bcited?\b|\bsee\b|\bper\b|\blaut\b|\bgemäß\b|\bsiehe\b"
+    r"|根据|参见|见",
     re.I,
 )
 _FOOTNOTE = re.compile(r"^\s*(?:\[\d+\]|\d+[.)])\s*:?\s*", re.M)
@@ -170,7 +192,11 @@ def _cited_sources(reply: str) -> list[tuple[str, int, int]]:
     """URLs and source ids that the reply offers as evidence."""
     contexts = [m.start() for m in _CITATION_CONTEXT.finditer(reply)]
     section = next(
-        (m.start() for m in _CITATION_CONTEXT.finditer(reply) if m.group().strip().endswith((":", "："))),
+        (
+            m.start()
+            for m in _CITATION_CONTEXT.finditer(reply)
+            if m.group().strip().endswith((":", "："))
+        ),
         None,
     )
     out = []

@@ -58,7 +58,9 @@ class ClaimValidator:
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
         out: list[Finding] = []
-        succeeded = [c for c in (*turn.history_tool_calls, *turn.executed_calls) if call_succeeded(c)]
+        succeeded = [
+            c for c in (*turn.history_tool_calls, *turn.executed_calls) if call_succeeded(c)
+        ]
         failed = [c for c in turn.executed_calls if _ran_and_failed(c)]
         seen: set[tuple[str, int]] = set()
         for claim in self._matcher.find(turn.reply):
@@ -90,7 +92,11 @@ class ClaimValidator:
 
 
 def _ran_and_failed(call: ToolCall) -> bool:
-    return call.origin == "structured" and (call.result is not None or call.error) and call_failed(call)
+    return (
+        call.origin == "structured"
+        and (call.result is not None or call.error)
+        and call_failed(call)
+    )
 
 
 def _backed(claim: Claim, succeeded: list[ToolCall], turn: Turn) -> bool:

@@ -29,7 +29,8 @@ _PROPOSAL = re.compile(
 _EXISTENCE = re.compile(
     r"\b(?:existing|exists?|currently|already|there (?:are|is)|i found|we found|found|contains?|"
     r"includes?|has the following|here (?:are|is)|the (?:repo|repository|project|codebase|"
-    r"directory|folder|module|package)|vorhanden|enthält|existier\w*|gibt es)\b|现有|包含|已有|存在",
+    r"directory|folder|module|package)|vorhanden|enthält|existier\w*|gibt es)\b"
+    r"|现有|包含|已有|存在",
     re.IGNORECASE,
 )
 _LISTING_TOOL = re.compile(r"list|ls|tree|glob|find|read|search|grep|cat|open|show|dir", re.I)
@@ -112,10 +113,19 @@ def _shared_pattern(names: list[CodeName]) -> bool:
     bases = [os.path.basename(n.text.rstrip("/")).lower() for n in names]
     for i, a in enumerate(bases):
         for b in bases[i + 1 :]:
-            if len(os.path.commonprefix([a, b])) >= 5:
+            if _common_prefix_length(a, b) >= 5:
                 return True
     dirs = [n.text.rsplit("/", 1)[0] for n in names if "/" in n.text.rstrip("/")]
     return len(dirs) != len(set(dirs))
+
+
+def _common_prefix_length(a: str, b: str) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
 
 
 def _score(ungrounded: int, total: int, patterned: bool, listing: bool) -> float:

@@ -117,7 +117,9 @@ def _plan_text(turn: Turn, call: ToolCall) -> str:
 
 
 def _plan_names_value(plan: str, parameter: str) -> bool:
-    pattern = rf"(?<![\w-])[\"'`]?{re.escape(parameter)}[\"'`]?\s*[:=]\s*(?:\"[^\"\n]|'[^'\n]|[^\s,;\"'])"
+    name = re.escape(parameter)
+    value = r"(?:\"[^\"\n]|'[^'\n]|[^\s,;\"'])"
+    pattern = rf"(?<![\w-])[\"'`]?{name}[\"'`]?\s*[:=]\s*{value}"
     return re.search(pattern, plan) is not None
 
 
