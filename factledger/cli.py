@@ -106,7 +106,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _advance(bar: tqdm[object]) -> None:
+def _advance(bar: tqdm[Any]) -> None:
     bar.update()
 
 

@@ -25,8 +25,9 @@ class Claim:
     """The agent speaks of its own act ("I deployed") rather than of a state ("is deployed")."""
 
 
-# What blocks a claim when it stands before the verb in its clause.
-_EN_BLOCK = re.compile(
+# What blocks an English claim when it stands before the verb in its clause: negation,
+# modality and future, conditions, advice to the user.
+BLOCKS_CLAIM = re.compile(
     r"\b(?:not|never|no|nothing|none|without|yet|will|would|could|can|should|shall|may|might|"
     r"must|going|want|wants|plan|plans|planning|need|needs|about|if|once|when|whenever|after|"
     r"before|unless|until|whether|you|please|try|let|let's|ready|have to|has to|to be|"
@@ -99,7 +100,7 @@ class ClaimMatcher:
                 if sentence is None or is_question(sentence.text):
                     continue
                 prefix = text[max(sentence.start, m.start() - 8) : m.start()]
-                if _ZH_BLOCK.search(prefix) or _EN_BLOCK.search(prefix):
+                if _ZH_BLOCK.search(prefix) or BLOCKS_CLAIM.search(prefix):
                     continue
                 claims.append(Claim(rule, m.group(), m.start(), m.end(), sentence, True))
         claims.sort(key=lambda c: c.start)
@@ -111,7 +112,7 @@ class ClaimMatcher:
             return None
         prefix = clause_prefix(text, m.start())
         prefix = prefix[max(0, len(prefix) - (m.start() - sentence.start)) :]
-        if _EN_BLOCK.search(prefix):
+        if BLOCKS_CLAIM.search(prefix):
             return None
         first_person = _EN_SUBJECT.search(prefix) is not None
         after = text[m.end() : m.end() + 16]
@@ -141,7 +142,8 @@ class ClaimMatcher:
             return None
         prefix = clause_prefix(text, m.start(), limit=window)
         prefix = prefix[max(0, len(prefix) - (m.start() - sentence.start)) :]
-        if block.search(prefix):
+        # Replies mix languages ("Ich werde das nicht pushen, will do later"): both block.
+        if block.search(prefix) or BLOCKS_CLAIM.search(prefix):
             return None
         rule = words.get(m.group().lower()) or words[m.group()]
         return Claim(rule, m.group(), m.start(), m.end(), sentence, True)

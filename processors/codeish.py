@@ -22,6 +22,7 @@ _CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?)\((?:[\w\s,=*]
 _BACKTICKED = re.compile(r"`([A-Za-z_][\w.]{2,80})`")
 _TEST = re.compile(r"(?<![\w.])(test_\w{3,})")
 _CAMEL = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\b")
+_SNAKE = re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w.])")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 
 
@@ -32,8 +33,12 @@ class CodeName:
     end: int
 
 
-def code_names(text: str) -> list[CodeName]:
-    """Distinct code-ish names outside fenced code, in order of first appearance."""
+def code_names(text: str, *, snake_case: bool = False) -> list[CodeName]:
+    """Distinct code-ish names outside fenced code, in order of first appearance.
+
+    `snake_case` also takes bare `snake_case` words: right when a sentence is about one
+    name (mirror drift), too noisy when counting names in a whole reply (class 5).
+    """
     fences = [(m.start(), m.end()) for m in _FENCE.finditer(text)] if "```" in text else []
     seen: dict[str, CodeName] = {}
     taken: list[tuple[int, int]] = []
@@ -51,7 +56,12 @@ def code_names(text: str) -> list[CodeName]:
     for m in _DIR.finditer(text):
         if len(m.group().strip("/")) > 2:
             add(m.group(), m.start(), m.end())
-    for pattern in (_CALL, _TEST, _BACKTICKED, _CAMEL):
+    patterns = (
+        (_CALL, _TEST, _BACKTICKED, _CAMEL, _SNAKE)
+        if snake_case
+        else (_CALL, _TEST, _BACKTICKED, _CAMEL)
+    )
+    for pattern in patterns:
         for m in pattern.finditer(text):
             name = m.group(1)
             if pattern is _BACKTICKED and not _identifier_like(name):

@@ -158,8 +158,12 @@ def value_grounded(value: str | int | float, grounds: Grounds) -> bool:
     if _TIME.match(text):
         return grounds.has_time
     if _EXPRESSION.match(text) and any(c.isdigit() for c in text):
-        # "466.75 + 285.66": arithmetic over numbers the tools returned is derived, not invented
-        return all(float(n) in grounds.numbers for n in _NUMBER.findall(text))
+        # "466.75 + 285.66": arithmetic over numbers the tools returned is derived, not
+        # invented; small integer constants (x 2, / 100) are part of the arithmetic.
+        return all(
+            float(n) in grounds.numbers or (n.isdigit() and int(n) <= 100)
+            for n in _NUMBER.findall(text)
+        )
     normalized = _NON_WORD.sub(" ", text).strip()
     if not normalized:
         return True

@@ -12,11 +12,12 @@ import re
 from collections.abc import Sequence
 
 from ..claim_rules import ClaimRules
+from ..claims import BLOCKS_CLAIM as _BLOCKS_CLAIM
 from ..claims import Claim, ClaimMatcher
 from ..kinds import Kind
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_failed, call_succeeded
-from ..text import is_question, sentences
+from ..text import clause_prefix, is_question, sentences
 from .base import finding
 
 _FAILURE_WORDS = re.compile(
@@ -173,11 +174,19 @@ def _generic_finding(
 def _summary_without_action(turn: Turn) -> tuple[int, int] | None:
     if turn.executed_calls:
         return None
-    m = _SUMMARY_HEADING.search(turn.reply) or _COMPLETION_STATEMENT.search(turn.reply)
+    m = _SUMMARY_HEADING.search(turn.reply) or _completion_statement(turn.reply)
     if m is None:
         return None
     line_end = turn.reply.find("\n", m.end())
     return (m.start() + _lead(m.group()), len(turn.reply) if line_end == -1 else line_end)
+
+
+def _completion_statement(reply: str) -> re.Match[str] | None:
+    """ "I've completed ..." as an assertion, not inside "Once I've completed ..."."""
+    for m in _COMPLETION_STATEMENT.finditer(reply):
+        if not _BLOCKS_CLAIM.search(clause_prefix(reply, m.start())):
+            return m
+    return None
 
 
 def _lead(text: str) -> int:

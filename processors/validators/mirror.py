@@ -34,6 +34,7 @@ _NEGATION_BEFORE = re.compile(
     r"es gibt kein\w*|konnte \w+ nicht finden|kein\w* \w+ namens)\b|没有找到|没有",
     re.IGNORECASE,
 )
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _RESULT_NEGATION = re.compile(
     r"not found|no such|does not exist|doesn't exist|no match|no results|0 results|"
     r"not defined|undefined|unknown|missing|error|nicht gefunden|不存在|未找到",
@@ -84,15 +85,21 @@ class MirrorDriftValidator:
 def _negated_subject(sentence: str) -> tuple[str, int, int] | None:
     """The name a negation is about: the last name before "does not exist", or the first
     name after "there is no"."""
-    m = _NEGATION_AFTER.search(sentence)
-    if m is not None:
-        before = [n for n in code_names(sentence[: m.start()])]
+    boundary = 0
+    for m in _NEGATION_AFTER.finditer(sentence):
+        before = code_names(sentence[boundary : m.start()], snake_case=True)
         if before:
             n = before[-1]
-            return n.text, n.start, n.end
-    m = _NEGATION_BEFORE.search(sentence)
-    if m is not None:
-        after = code_names(sentence[m.end() :])
+            return n.text, boundary + n.start, boundary + n.end
+        if _CJK.match(m.group()):
+            # Chinese puts the subject on either side: "不存在 X 函数" and "X 不存在".
+            after = code_names(sentence[m.end() : m.end() + 60], snake_case=True)
+            if after:
+                n = after[0]
+                return n.text, m.end() + n.start, m.end() + n.end
+        boundary = m.end()
+    for m in _NEGATION_BEFORE.finditer(sentence):
+        after = code_names(sentence[m.end() : m.end() + 80], snake_case=True)
         if after:
             n = after[0]
             return n.text, m.end() + n.start, m.end() + n.end

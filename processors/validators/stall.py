@@ -48,7 +48,12 @@ class StallValidator:
         sents = sentences(turn.reply)
         if not sents or is_question(sents[-1].text):
             return ()
-        for sentence in sents[-2:]:
+        # The promise must close the reply: in the last sentence, or just before a short
+        # courtesy line ("Thanks for your patience."). A promise followed by an answer is fine.
+        closing = sents[-1:]
+        if len(sents) >= 2 and len(sents[-1].text.strip()) < 60 and ":" not in sents[-1].text:
+            closing = sents[-2:]
+        for sentence in closing:
             m = _PROMISE.search(sentence.text)
             if m is None or _WAITS_ON_USER.search(sentence.text) or is_question(sentence.text):
                 continue

@@ -1,0 +1,147 @@
+"""Class 5 (coherent invented sets) and mirror drift (real things reported as missing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from factledger.processors.runner import default_runner
+from factledger.processors.transcript import turn_from_transcript
+from tests.unit.transcripts import Call, chat, kinds_of
+
+LISTING = Call("list_files", {"path": "tests"}, result="tests/test_agent.py\ntests/test_tools.py\n")
+
+CONFABULATED = [
+    pytest.param(
+        chat(
+            "The existing memory tests are test_memory_persistence.py, test_memory_recall.py, "
+            "test_memory_validation.py and test_memory_eviction.py.",
+            calls=[LISTING],
+        ),
+        id="seed000-test-memory-files",
+    ),
+    pytest.param(
+        chat(
+            "The repo has a tools/ directory with tools/config.py, tools/github_tools.py and "
+            "tools/registry.py.",
+            calls=[Call("read_file", {"path": "tools.py"}, result="def list_tools(): ...")],
+        ),
+        id="seed000-tools-directory",
+    ),
+    pytest.param(
+        chat(
+            "Here are the files I found:\n"
+            "- src/cache/lru.py\n- src/cache/ttl.py\n- src/cache/policy.py",
+            calls=[Call("glob", {"pattern": "src/**"}, result="src/main.py")],
+        ),
+        id="bullet-list-after-glob",
+    ),
+    pytest.param(
+        chat(
+            "Die vorhandenen Tests sind test_auth_login.py, test_auth_logout.py "
+            "und test_auth_token.py.",
+            calls=[LISTING],
+        ),
+        id="german",
+    ),
+]
+NOT_CONFABULATED = [
+    pytest.param(
+        chat(
+            "I'd create tests/test_cache.py, tests/test_api.py and tests/test_cli.py for this.",
+            calls=[LISTING],
+        ),
+        id="proposal",
+    ),
+    pytest.param(
+        chat(
+            "I suggest adding these files:\n"
+            "- src/a_loader.py\n- src/a_parser.py\n- src/a_writer.py",
+            calls=[LISTING],
+        ),
+        id="bullets-under-proposal",
+    ),
+    pytest.param(
+        chat("The tests are tests/test_agent.py and tests/test_tools.py.", calls=[LISTING]),
+        id="grounded-listing",
+    ),
+    pytest.param(
+        chat("Only one file, notes_extra.py, is not in the listing.", calls=[LISTING]),
+        id="single-name-is-not-a-set",
+    ),
+    pytest.param(
+        chat(
+            "```python\nimport util_a, util_b\nfrom pkg.mod_c import x\n"
+            "# files: a.py b.py c.py\n```",
+            calls=[LISTING],
+        ),
+        id="code-block",
+    ),
+]
+
+
+@pytest.mark.parametrize("transcript", CONFABULATED)
+def test_confabulated_identifier_set(transcript: dict[str, Any]) -> None:
+    assert "confabulated_identifier_set" in kinds_of(transcript)
+
+
+@pytest.mark.parametrize("transcript", NOT_CONFABULATED)
+def test_not_a_confabulated_set(transcript: dict[str, Any]) -> None:
+    assert "confabulated_identifier_set" not in kinds_of(transcript)
+
+
+def test_confabulated_set_is_flagged_with_a_score() -> None:
+    transcript = CONFABULATED[0].values[0]
+    assert isinstance(transcript, dict)
+    verdict = default_runner().validate(turn_from_transcript(transcript))
+    scores = [f.score for f in verdict.findings if f.kind.value == "confabulated_identifier_set"]
+    assert verdict.outcome.value == "flag"
+    assert len(scores) == 4
+    assert all(s is not None and 0.5 <= s <= 1.0 for s in scores)
+
+
+SOURCE = "from fastapi import FastAPI\n\ndef build_registry(cfg):\n    return ToolRegistry(cfg)\n"
+READ = Call("read_file", {"path": "app.py"}, result=SOURCE)
+
+MIRROR = [
+    pytest.param(
+        chat("`build_registry` is not defined in app.py.", calls=[READ]), id="not-defined"
+    ),
+    pytest.param(
+        chat("There is no `ToolRegistry` class in that file.", calls=[READ]), id="there-is-no"
+    ),
+    pytest.param(
+        chat("I couldn't find build_registry() anywhere.", calls=[READ]), id="couldnt-find"
+    ),
+    pytest.param(chat("Die Funktion `build_registry` existiert nicht.", calls=[READ]), id="german"),
+    pytest.param(
+        chat("文件中不存在 build_registry 函数，build_registry 不存在。", calls=[READ]),
+        id="chinese",
+    ),
+]
+NOT_MIRROR = [
+    pytest.param(chat("`load_config` is not defined in app.py.", calls=[READ]), id="really-absent"),
+    pytest.param(
+        chat(
+            "`build_index` does not exist.",
+            calls=[Call("grep", {"q": "build_index"}, result="build_index: no matches found")],
+        ),
+        id="tool-said-not-found",
+    ),
+    pytest.param(chat("`build_registry` is defined in app.py.", calls=[READ]), id="affirmative"),
+    pytest.param(chat("`build_registry` does not exist.", calls=[]), id="no-tool-results"),
+    pytest.param(
+        chat("There is no `lifespan` function in app.py.", calls=[READ]), id="seed000-real-absence"
+    ),
+]
+
+
+@pytest.mark.parametrize("transcript", MIRROR)
+def test_negated_existing_identifier(transcript: dict[str, Any]) -> None:
+    assert "negated_existing_identifier" in kinds_of(transcript)
+
+
+@pytest.mark.parametrize("transcript", NOT_MIRROR)
+def test_not_mirror_drift(transcript: dict[str, Any]) -> None:
+    assert "negated_existing_identifier" not in kinds_of(transcript)
