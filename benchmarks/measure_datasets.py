@@ -198,12 +198,19 @@ def tau_report(title: str, runs: int, checked: Sequence[Checked], *, target: boo
     return lines
 
 
-def rejected_details(checked: Sequence[Checked], limit: int) -> list[str]:
-    """The first `limit` rejected replies with their findings, to inspect false positives."""
-    rejected = [item for item in checked if item.outcome == "reject"]
-    lines = [f"\nrejected replies of solved tau_retail runs: first {min(limit, len(rejected))}"]
-    for item in rejected[:limit]:
-        lines.append(f"  {item.case['id']}")
+def tau_details(
+    checked: Sequence[Checked], limit: int, title: str, outcomes: tuple[str, ...] = ("reject",)
+) -> list[str]:
+    """The first `limit` replies with one of `outcomes`, with their findings, for inspection."""
+    shown = [item for item in checked if item.outcome in outcomes]
+    if not shown:
+        return [f"\n{'/'.join(outcomes)} replies of {title} tau_retail runs: none"]
+    lines = [
+        f"\n{'/'.join(outcomes)} replies of {title} tau_retail runs: {len(shown)}"
+        f" (first {min(limit, len(shown))})"
+    ]
+    for item in shown[:limit]:
+        lines.append(f"  {item.case['id']}  verdict {item.outcome}")
         lines.append(f"    reply: {_clip(item.turn.reply, 240)}")
         lines += _finding_lines(item.verdict.findings, reply=item.turn.reply)
     return lines
@@ -237,7 +244,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Validator recall and false-positive rates on when2call and tau_retail.",
     )
     parser.add_argument(
-        "--show", type=int, default=0, metavar="N", help="print the first N rejected tau replies"
+        "--show",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print the first N rejected tau replies (solved runs, then unsolved)",
+    )
+    parser.add_argument(
+        "--show-flags", action="store_true", help="with --show, include flagged replies"
     )
     parser.add_argument(
         "--show-when2call",
@@ -272,8 +286,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in when2call_details(w2c, args.show_when2call):
             print(line)
     if args.show:
-        for line in rejected_details(solved, args.show):
-            print(line)
+        # Solved runs first: their rejects are presumed false positives.
+        outcomes = ("reject", "flag") if args.show_flags else ("reject",)
+        for title, group in (("solved", solved), ("unsolved", unsolved)):
+            for line in tau_details(group, args.show, title, outcomes):
+                print(line)
     checked = len(w2c) + len(solved) + len(unsolved)
     print(f"\n{checked} turns checked in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0

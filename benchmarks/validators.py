@@ -318,17 +318,42 @@ def adversarial_lines(runner: ValidationRunner, repeat: int) -> list[str]:
 
 
 def compare_lines(name: str, turns: Sequence[Turn], runner: ValidationRunner, repeat: int) -> str:
-    """One table row: baseline and suite on the same turns."""
+    """One table row: baseline and suite on the same turns, then the suite's slowest turn."""
     base = time_per_turn(baseline_validate, turns, repeat)
     suite = time_per_turn(runner.validate, turns, repeat)
     ratio = suite.mean_us / base.mean_us if base.mean_us else float("inf")
+    slowest = max(range(len(turns)), key=suite.per_turn_ns.__getitem__)
+    turn = turns[slowest]
     return (
         f"{name:12} {len(turns):6d} | {base.turns_per_s:10,.0f} {base.mean_us:9.1f} |"
         f" {suite.turns_per_s:9,.0f} {suite.mean_us:9.1f} {suite.percentile_us(50):8.1f}"
         f" {suite.percentile_us(99):8.1f} | {ratio:7.1f}×"
         f"  {'OK' if ratio <= RATIO_TARGET else 'MISS'}/"
-        f"{'OK' if suite.percentile_us(99) < P99_TARGET_US else 'MISS'}"
+        f"{'OK' if suite.percentile_us(99) < P99_TARGET_US else 'MISS'}\n"
+        f"{'':12} slowest {suite.per_turn_ns[slowest] / 1000:,.0f} µs: {turn.turn_id}"
+        f" (reply {len(turn.reply):,} chars, {len(turn.tool_calls)} calls,"
+        f" {len(turn.tool_results_text) + len(turn.history_results_text):,} chars of results)"
     )
+
+
+def validator_lines(name: str, turns: Sequence[Turn], repeat: int) -> list[str]:
+    """Each validator alone on the same turns: mean and p99 µs, to show where time goes."""
+    parts = []
+    for validator in default_validators(ValidationSettings()):
+        timing = time_per_turn(_fail_open(validator), turns, repeat)
+        parts.append(f"{validator.name} {timing.mean_us:.0f}/{timing.percentile_us(99):.0f}")
+    return [f"  {name}, each validator alone, mean/p99 µs: " + ", ".join(parts)]
+
+
+def _fail_open(validator: Callable[[Turn], object]) -> Callable[[Turn], object]:
+    # As in the runner: a raising validator costs its time but does not stop the benchmark.
+    def run(turn: Turn) -> object:
+        try:
+            return validator(turn)
+        except Exception:
+            return None
+
+    return run
 
 
 HEADER = (
@@ -346,6 +371,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=None, metavar="N", help="repetitions (5)")
     parser.add_argument(
         "--quick", action="store_true", help="2 repetitions, 20 tau runs, one adversarial run"
+    )
+    parser.add_argument(
+        "--by-validator", action="store_true", help="also time each validator alone per input"
     )
     args = parser.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 5)
@@ -365,6 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         " (last column)\n"
     )
     print(HEADER)
+    inputs = {"corpus": corpus, "tau_retail": tau}
     if corpus:
         print(compare_lines("corpus", corpus, runner, repeat))
     else:
@@ -372,6 +401,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{'corpus':12} {'-':>6} | skipped: no turns in {CORPUS_DIR.relative_to(REPO)}/*.jsonl"
         )
     print(compare_lines("tau_retail", tau, runner, repeat))
+    if args.by_validator:
+        for name, turns in inputs.items():
+            if turns:
+                for line in validator_lines(name, turns, repeat):
+                    print(line)
     for note in notes[:5]:
         print(f"  corpus line skipped: {note}")
     if len(notes) > 5:

@@ -28,6 +28,8 @@ class Case:
     verdict: str
     kinds: frozenset[str]
     allow: frozenset[str]
+    where: str = ""
+    """Where the case was read (file:line), for error messages."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ def parse_case(record: Mapping[str, Any], where: str) -> Case:
         verdict=str(verdict),
         kinds=frozenset(map(str, expected.get("kinds") or ())),
         allow=frozenset(map(str, expected.get("allow") or ())),
+        where=where,
     )
 
 
@@ -185,7 +188,11 @@ def read_cases(path: Path) -> Iterator[Case]:
 
 
 def evaluate_case(case: Case, runner: ValidationRunner) -> CaseResult:
-    verdict: Verdict = runner.validate(turn_from_transcript(case.transcript, turn_id=case.id))
+    try:
+        turn = turn_from_transcript(case.transcript, turn_id=case.id)
+    except TranscriptError as exc:
+        raise TranscriptError(f"{case.where or case.id} (case {case.id}): {exc}") from exc
+    verdict: Verdict = runner.validate(turn)
     return CaseResult(case=case, verdict=verdict.outcome.value, kinds=verdict.kinds)
 
 

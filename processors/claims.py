@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .claim_rules import ClaimRule, ClaimRules, alternation
-from .text import Sentence, at_sentence_start, clause_prefix, is_question, sentence_at, sentences
+from .limits import bounded_finditer
+from .text import Sentence, at_sentence_start, clause_prefix, is_question, lowered, sentence_around
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ _EN_SUBJECT = re.compile(r"\b(?:I|we)\b|\b(?:I|we)'(?:ve|m|re)\b", re.IGNORECASE
 _EN_AUX = re.compile(
     r"\b(?:has|have|had|was|were|is|are|been|got|gets|get)\b|'s\s+been\b|'ve\b", re.IGNORECASE
 )
+# A participle inside markdown emphasis or a heading is a label ("3. **Processed Orders**:").
+_LABEL = re.compile(r"\*\*|__|#")
 _SUCCESS_ADVERB = re.compile(r"\b(?:successfully|erfolgreich)\b", re.IGNORECASE)
 _DE_BLOCK = re.compile(
     r"\b(?:nicht|kein\w*|nie|niemals|werde|wirst|wird|werden|würde\w*|könnte\w*|sollte\w*|"
@@ -49,7 +52,12 @@ _ZH_BLOCK = re.compile(r"如果|假如|若|一旦|是否|未|没|尚|请|等到|
 
 
 class ClaimMatcher:
-    """Compiled claim rules; `find(text)` returns every completion claim in order."""
+    """Compiled claim rules; `find(text)` returns every completion claim in order.
+
+    English and German verbs are matched on the lower-cased text without re.I (several
+    times faster); their left word boundary is checked by hand, because a leading `\b`
+    would stop the regex engine from skipping ahead by the verbs' first letters.
+    """
 
     def __init__(self, rules: ClaimRules) -> None:
         self.rules = rules
@@ -60,12 +68,12 @@ class ClaimMatcher:
     @cached_property
     def _en(self) -> re.Pattern[str] | None:
         words = list(self._en_words)
-        return re.compile(rf"\b(?:{alternation(words)})\b", re.I) if words else None
+        return re.compile(rf"(?:{alternation(words)})\b") if words else None
 
     @cached_property
     def _de(self) -> re.Pattern[str] | None:
         words = list(self._de_words)
-        return re.compile(rf"(?<!\w)(?:{alternation(words)})(?!\w)", re.I) if words else None
+        return re.compile(rf"(?:{alternation(words)})(?!\w)") if words else None
 
     @cached_property
     def _zh(self) -> re.Pattern[str] | None:
@@ -76,28 +84,28 @@ class ClaimMatcher:
     def _extra(self) -> list[tuple[ClaimRule, re.Pattern[str]]]:
         return [(r, re.compile(p)) for r in self.rules.rules for p in r.patterns]
 
-    def find(self, text: str) -> list[Claim]:
-        sents = sentences(text)
+    def find(self, text: str, lower: str | None = None) -> list[Claim]:
+        """Claims in `text`; pass `lower` (`text.lowered(text)`) when it is at hand."""
+        lower = lowered(text) if lower is None else lower
         claims: list[Claim] = []
-        if self._en is not None:
-            for m in self._en.finditer(text):
-                claim = self._english(text, m, sents)
-                if claim is not None:
-                    claims.append(claim)
-        if self._de is not None:
-            for m in self._de.finditer(text):
-                claim = self._simple(text, m, sents, self._de_words, _DE_BLOCK, window=60)
+        for pattern, parse in ((self._en, self._english), (self._de, self._german)):
+            if pattern is None:
+                continue
+            for m in bounded_finditer(pattern, lower):
+                if m.start() > 0 and lower[m.start() - 1].isalnum():
+                    continue
+                claim = parse(text, m)
                 if claim is not None:
                     claims.append(claim)
         if self._zh is not None:
-            for m in self._zh.finditer(text):
-                claim = self._simple(text, m, sents, self._zh_words, _ZH_BLOCK, window=8)
+            for m in bounded_finditer(self._zh, text):
+                claim = self._simple(text, m, self._zh_words, _ZH_BLOCK, window=8)
                 if claim is not None:
                     claims.append(claim)
         for rule, pattern in self._extra:
-            for m in pattern.finditer(text):
-                sentence = sentence_at(sents, m.start())
-                if sentence is None or is_question(sentence.text):
+            for m in bounded_finditer(pattern, text):
+                sentence = sentence_around(text, m.start())
+                if is_question(sentence.text):
                     continue
                 prefix = text[max(sentence.start, m.start() - 8) : m.start()]
                 if _ZH_BLOCK.search(prefix) or BLOCKS_CLAIM.search(prefix):
@@ -106,9 +114,9 @@ class ClaimMatcher:
         claims.sort(key=lambda c: c.start)
         return claims
 
-    def _english(self, text: str, m: re.Match[str], sents: list[Sentence]) -> Claim | None:
-        sentence = sentence_at(sents, m.start())
-        if sentence is None or is_question(sentence.text):
+    def _english(self, text: str, m: re.Match[str]) -> Claim | None:
+        sentence = sentence_around(text, m.start())
+        if is_question(sentence.text):
             return None
         prefix = clause_prefix(text, m.start())
         prefix = prefix[max(0, len(prefix) - (m.start() - sentence.start)) :]
@@ -116,34 +124,37 @@ class ClaimMatcher:
             return None
         first_person = _EN_SUBJECT.search(prefix) is not None
         after = text[m.end() : m.end() + 16]
+        bare = at_sentence_start(prefix) and not _LABEL.search(prefix)
         if not (
             first_person
             or _EN_AUX.search(prefix)
-            or at_sentence_start(prefix)
+            or bare
             or _SUCCESS_ADVERB.search(prefix[-16:])
             or _SUCCESS_ADVERB.match(after.lstrip())
         ):
             return None
-        rule = self._en_words[m.group().lower()]
-        return Claim(rule, m.group(), m.start(), m.end(), sentence, first_person)
+        rule = self._en_words[m.group()]
+        return Claim(rule, text[m.start() : m.end()], m.start(), m.end(), sentence, first_person)
+
+    def _german(self, text: str, m: re.Match[str]) -> Claim | None:
+        return self._simple(text, m, self._de_words, _DE_BLOCK, window=60)
 
     def _simple(
         self,
         text: str,
         m: re.Match[str],
-        sents: list[Sentence],
         words: dict[str, ClaimRule],
         block: re.Pattern[str],
         *,
         window: int,
     ) -> Claim | None:
-        sentence = sentence_at(sents, m.start())
-        if sentence is None or is_question(sentence.text):
+        sentence = sentence_around(text, m.start())
+        if is_question(sentence.text):
             return None
         prefix = clause_prefix(text, m.start(), limit=window)
         prefix = prefix[max(0, len(prefix) - (m.start() - sentence.start)) :]
         # Replies mix languages ("Ich werde das nicht pushen, will do later"): both block.
         if block.search(prefix) or BLOCKS_CLAIM.search(prefix):
             return None
-        rule = words.get(m.group().lower()) or words[m.group()]
-        return Claim(rule, m.group(), m.start(), m.end(), sentence, True)
+        rule = words[m.group()]
+        return Claim(rule, text[m.start() : m.end()], m.start(), m.end(), sentence, True)

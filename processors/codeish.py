@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .limits import bounded_finditer
+from .text import non_overlapping
+
 _EXTENSIONS = (
     "py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|php|cs|cpp|cc|c|h|hpp|swift|md|rst|txt|"
     "json|ya?ml|toml|ini|cfg|conf|sql|sh|bash|html|css|scss|vue|lock|proto|xml|csv|ipynb|"
@@ -39,34 +42,32 @@ def code_names(text: str, *, snake_case: bool = False) -> list[CodeName]:
     `snake_case` also takes bare `snake_case` words: right when a sentence is about one
     name (mirror drift), too noisy when counting names in a whole reply (class 5).
     """
-    fences = [(m.start(), m.end()) for m in _FENCE.finditer(text)] if "```" in text else []
-    seen: dict[str, CodeName] = {}
-    taken: list[tuple[int, int]] = []
-
-    def add(name: str, start: int, end: int) -> None:
-        if any(s <= start < e for s, e in fences) or any(start < e and s < end for s, e in taken):
-            return
-        if "://" in text[max(0, start - 12) : start + 3]:
-            return
-        taken.append((start, end))
-        seen.setdefault(name, CodeName(name, start, end))
-
-    for m in _FILE.finditer(text):
-        add(m.group(), m.start(), m.end())
-    for m in _DIR.finditer(text):
-        if len(m.group().strip("/")) > 2:
-            add(m.group(), m.start(), m.end())
-    patterns = (
-        (_CALL, _TEST, _BACKTICKED, _CAMEL, _SNAKE)
-        if snake_case
-        else (_CALL, _TEST, _BACKTICKED, _CAMEL)
-    )
-    for pattern in patterns:
-        for m in pattern.finditer(text):
-            name = m.group(1)
+    patterns = [_FILE, _DIR, _CALL, _TEST, _BACKTICKED, _CAMEL]
+    if snake_case:
+        patterns.append(_SNAKE)
+    # Fenced code ranks first, so every name inside a code block loses to it.
+    spans: list[tuple[int, int, int]] = []
+    names: list[CodeName | None] = []
+    if "```" in text:
+        for m in bounded_finditer(_FENCE, text):
+            spans.append((m.start(), m.end(), -1))
+            names.append(None)
+    for rank, pattern in enumerate(patterns):
+        group = 0 if pattern in (_FILE, _DIR) else 1
+        for m in bounded_finditer(pattern, text):
+            name = m.group(group)
+            if pattern is _DIR and len(name.strip("/")) <= 2:
+                continue
             if pattern is _BACKTICKED and not _identifier_like(name):
                 continue
-            add(name, m.start(1), m.end(1))
+            spans.append((m.start(group), m.end(group), rank))
+            names.append(CodeName(name, m.start(group), m.end(group)))
+    seen: dict[str, CodeName] = {}
+    for index in non_overlapping(spans):
+        found = names[index]
+        if found is None or "://" in text[max(0, found.start - 12) : found.start + 3]:
+            continue
+        seen.setdefault(found.text, found)
     return sorted(seen.values(), key=lambda n: n.start)
 
 

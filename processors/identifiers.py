@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .limits import bounded_finditer
+from .text import non_overlapping
+
 
 class Shape(StrEnum):
     URL = "url"
@@ -107,22 +110,20 @@ _PRIORITY = (Shape.URL, Shape.EMAIL, Shape.UUID, Shape.KEY, Shape.RECORD, Shape.
 def extract_identifiers(text: str) -> list[Identifier]:
     """Identifier-shaped tokens in order of position; overlapping matches keep the
     higher-priority shape (a SHA inside a URL belongs to the URL)."""
-    taken: list[tuple[int, int]] = []
-    found: list[Identifier] = []
-    for shape in _PRIORITY:
-        for token, start, end in _matches(shape, text):
-            if any(start < e and s < end for s, e in taken):
-                continue
-            taken.append((start, end))
-            found.append(Identifier(token, shape, start, end))
-    found.sort(key=lambda i: i.start)
-    return found
+    found = [
+        Identifier(token, shape, start, end)
+        for shape in _PRIORITY
+        for token, start, end in _matches(shape, text)
+    ]
+    rank = {shape: i for i, shape in enumerate(_PRIORITY)}
+    keep = non_overlapping([(i.start, i.end, rank[i.shape]) for i in found])
+    return [found[i] for i in keep]
 
 
 def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
     out = []
     if shape is Shape.URL:
-        for m in _URL.finditer(text):
+        for m in bounded_finditer(_URL, text):
             token = m.group().rstrip(_TRAILING)
             if _has_path(token):
                 out.append((token, m.start(), m.start() + len(token)))
@@ -134,7 +135,7 @@ def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
         Shape.KEY: _KEY,
         Shape.RECORD: _RECORD,
     }[shape]
-    for m in pattern.finditer(text):
+    for m in bounded_finditer(pattern, text):
         token = m.group()
         if shape is Shape.SHA and not _looks_like_hash(token):
             continue

@@ -12,7 +12,9 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
 
+from .identifiers import Identifier, extract_identifiers
 from .kinds import KIND_INFO, Kind, Outcome, Severity
+from .text import lowered
 
 Role = Literal["system", "user", "assistant", "tool"]
 CallOrigin = Literal["structured", "prose"]
@@ -103,6 +105,17 @@ class Turn:
 
     # Derived views, computed once per turn and shared by every validator.
     # cached_property stores into __dict__ directly, so it works on a frozen dataclass.
+
+    @cached_property
+    def reply_lower(self) -> str:
+        """The reply lower-cased with offsets kept: validators scan this without re.I,
+        which is several times faster on long replies."""
+        return lowered(self.reply)
+
+    @cached_property
+    def reply_identifiers(self) -> tuple[Identifier, ...]:
+        """Identifier-shaped tokens of the reply (see `processors.identifiers`)."""
+        return tuple(extract_identifiers(self.reply))
 
     @cached_property
     def offered_tool_names(self) -> frozenset[str] | None:

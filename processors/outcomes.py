@@ -50,7 +50,7 @@ def result_is_error(text: str) -> bool:
     if stripped[0] in "{[":
         try:
             payload = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # deeply nested JSON is not an error object
             payload = None
         if payload is not None:
             return _payload_is_error(payload)

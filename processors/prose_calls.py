@@ -33,7 +33,7 @@ def find_prose_calls(text: str, *, step: int = 0) -> tuple[ToolCall, ...]:
             break
         try:
             obj, end = _DECODER.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             position = match.end()
             continue
         call = _call_from_object(obj, text[match.start() : end], step)
@@ -68,11 +68,19 @@ def _call_from_object(obj: Any, raw: str, step: int) -> ToolCall | None:
 def parse_arguments(value: Any) -> tuple[Mapping[str, Any], str]:
     """Arguments as a mapping plus their raw text; unparseable text gives an empty mapping."""
     if isinstance(value, Mapping):
-        return dict(value), json.dumps(value, ensure_ascii=False)
+        try:
+            return dict(value), json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):  # a Python literal JSON cannot hold
+            return dict(value), repr(value)
     if isinstance(value, str):
         try:
             decoded = json.loads(value) if value.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}, value
         return (dict(decoded) if isinstance(decoded, dict) else {}), value
-    return {}, "" if value is None else json.dumps(value, ensure_ascii=False)
+    if value is None:
+        return {}, ""
+    try:
+        return {}, json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return {}, repr(value)

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from .claim_rules import load_claim_rules
 from .kinds import SEVERITY_RANK, Kind, Outcome, Severity
+from .limits import MAX_FINDINGS_PER_VALIDATOR
 from .model import Finding, Turn, Verdict
 from .settings import ValidationSettings
 from .validators.arguments import ArgumentGroundingValidator
@@ -60,7 +61,7 @@ class ValidationRunner:
         findings: list[Finding] = []
         for validator in self._validators:
             try:
-                produced = list(validator(turn))
+                produced = list(validator(turn))[:MAX_FINDINGS_PER_VALIDATOR]
             except Exception as exc:  # fail open: one validator never sinks the turn
                 produced = [
                     Finding(

@@ -36,21 +36,28 @@ class ValidationSettings:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
-        return cls.from_mapping(data.get("validation", {}), source=path)
+        section = data.get("validation", {})
+        if not isinstance(section, dict):
+            raise ConfigError(f"{path}: [validation] must be a table")
+        return cls.from_mapping(section, source=path)
 
     @classmethod
     def from_mapping(
         cls, section: Mapping[str, Any], *, source: Path | None = None
     ) -> ValidationSettings:
         where = f"{source or '<settings>'}: [validation]"
+        if not isinstance(section, Mapping):
+            raise ConfigError(f"{where} must be a table")
         known = {"disabled_validators", "disabled_kinds", "severity", "claim_rules"}
         unknown = set(section) - known
         if unknown:
             raise ConfigError(f"{where} has unknown keys {sorted(unknown)}")
         kinds = frozenset(_kind(k, where) for k in _str_list(section, "disabled_kinds", where))
+        raw_severity = section.get("severity", {})
+        if not isinstance(raw_severity, Mapping):
+            raise ConfigError(f"{where}.severity must be a table of kind = severity")
         severity = {
-            _kind(k, where): _severity(v, f"{where}.severity.{k}")
-            for k, v in dict(section.get("severity", {})).items()
+            _kind(k, where): _severity(v, f"{where}.severity.{k}") for k, v in raw_severity.items()
         }
         rules = section.get("claim_rules")
         rules_path = None

@@ -6,6 +6,7 @@ characters twice, so a 1 MB reply costs one pass per pattern.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,32 @@ def sentences(text: str) -> list[Sentence]:
         if piece.strip():
             out.append(Sentence(piece, m.start(), m.end()))
     return out
+
+
+_TERMINATOR = re.compile(r"[.!?](?=\s|$)|[。！？；\n]")
+SENTENCE_WINDOW = 400
+"""How far from a position a sentence boundary is looked for; longer runs are cut there."""
+
+
+def sentence_around(text: str, position: int) -> Sentence:
+    """The sentence containing `position`, found by looking at most SENTENCE_WINDOW
+    characters either way, so the cost per lookup is bounded whatever the text's length."""
+    low = max(0, position - SENTENCE_WINDOW)
+    start = low
+    for before in _TERMINATOR.finditer(text, low, position):
+        start = before.end()
+    after = _TERMINATOR.search(text, position, position + SENTENCE_WINDOW)
+    end = after.end() if after else min(len(text), position + SENTENCE_WINDOW)
+    return Sentence(text[start:end], start, end)
+
+
+def lowered(text: str) -> str:
+    """`text.lower()` with every offset kept: a character whose lower case is longer
+    (Turkish dotted I) stays as it is, so spans found in the result fit the original."""
+    lower = text.lower()
+    if len(lower) == len(text):
+        return lower
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
 def sentence_at(sents: list[Sentence], position: int) -> Sentence | None:
@@ -75,3 +102,24 @@ def at_sentence_start(prefix: str) -> bool:
 def is_question(sentence: str) -> bool:
     stripped = sentence.rstrip()
     return stripped.endswith(("?", "？", "吗", "吗。")) or stripped.endswith("吗？")
+
+
+def non_overlapping(spans: list[tuple[int, int, int]]) -> list[int]:
+    """Indexes of the spans to keep when overlapping ones compete: (start, end, rank),
+    lower rank wins, then the earlier start. Sorting once keeps this O(n log n)."""
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][2], spans[i][0]))
+    kept_starts: list[int] = []
+    kept_ends: list[int] = []
+    kept: list[int] = []
+    for i in order:
+        start, end, _ = spans[i]
+        at = bisect.bisect_left(kept_starts, start)
+        # Kept spans are disjoint and sorted, so only the neighbours can overlap.
+        if at > 0 and kept_ends[at - 1] > start:
+            continue
+        if at < len(kept_starts) and kept_starts[at] < end:
+            continue
+        kept_starts.insert(at, start)
+        kept_ends.insert(at, end)
+        kept.append(i)
+    return sorted(kept, key=lambda i: spans[i][0])

@@ -88,7 +88,10 @@ def turn_from_transcript(
 
 def transcript_digest(transcript: Mapping[str, Any]) -> str:
     """A stable id for a transcript: the same content always gives the same turn id."""
-    canonical = json.dumps(transcript, sort_keys=True, ensure_ascii=False, default=str)
+    try:
+        canonical = json.dumps(transcript, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):  # keys JSON cannot sort or hold
+        canonical = repr(transcript)
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
@@ -135,7 +138,10 @@ def content_text(content: Any) -> str:
                 if isinstance(text, str):
                     parts.append(text)
         return "\n".join(parts)
-    return json.dumps(content, ensure_ascii=False)
+    try:
+        return json.dumps(content, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(content)
 
 
 def _parse_tool_calls(index: int, raw: Any) -> tuple[ToolCall, ...]:
@@ -145,7 +151,7 @@ def _parse_tool_calls(index: int, raw: Any) -> tuple[ToolCall, ...]:
         # Some exports store the list as a Python literal.
         try:
             raw = ast.literal_eval(raw)
-        except (ValueError, SyntaxError) as exc:
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
             raise TranscriptError(f"messages[{index}].tool_calls is unreadable: {exc}") from exc
     if not isinstance(raw, list):
         raise TranscriptError(f"messages[{index}].tool_calls is not a list")
@@ -204,7 +210,7 @@ def _parse_tools(raw: Any) -> tuple[ToolDefinition, ...] | None:
         if isinstance(item, str):
             try:
                 item = json.loads(item)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise TranscriptError(f"tools[{i}] is not valid JSON") from exc
         if not isinstance(item, Mapping):
             raise TranscriptError(f"tools[{i}] is not an object")

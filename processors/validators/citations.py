@@ -14,24 +14,25 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..identifiers import Shape, extract_identifiers
+from ..identifiers import Shape
 from ..kinds import Kind
+from ..limits import bounded_finditer
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_succeeded
 from .base import finding
 
-_NAME = r"`?(?P<name>[A-Za-z_][\w.\-:/]*[\w])`?"
+# Tool citations, matched on the lower-cased reply (names are then cut from the original).
+_NAME = r"`?(?P<name>[a-z_][\w.\-:/]*[\w])`?"
 _TOOL_CITATIONS = [
-    re.compile(rf"\(\s*via\s+{_NAME}(?:[^()\n]{{0,80}})\)", re.I),
+    re.compile(rf"\(\s*via\s+{_NAME}(?:[^()\n]{{0,80}})\)"),
     re.compile(
-        rf"\b(?:I|we)\s+(?:have\s+|just\s+|then\s+)?(?:used|called|invoked|ran|queried|"
-        rf"consulted)\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function|api|command|endpoint))?",
-        re.I,
+        rf"\b(?:i|we)\s+(?:have\s+|just\s+|then\s+)?(?:used|called|invoked|ran|queried|"
+        rf"consulted)\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function|api|command|endpoint))?"
     ),
-    re.compile(rf"\bmy\s+{_NAME}\s+(?:tool\s+)?(?:call|query|lookup|request|invocation)\b", re.I),
-    re.compile(rf"\busing\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function))\b", re.I),
-    re.compile(rf"\b(?:mit|über|per)\s+(?:dem\s+)?{_NAME}(?P<tool>[- ](?:Tool|Werkzeug))\b", re.I),
-    re.compile(rf"\bmein(?:em|en)?\s+{_NAME}[- ]?(?:Aufruf|Call|Tool-Call)\b", re.I),
+    re.compile(rf"\bmy\s+{_NAME}\s+(?:tool\s+)?(?:call|query|lookup|request|invocation)\b"),
+    re.compile(rf"\busing\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function))\b"),
+    re.compile(rf"\b(?:mit|über|per)\s+(?:dem\s+)?{_NAME}(?P<tool>[- ](?:tool|werkzeug))\b"),
+    re.compile(rf"\bmein(?:em|en)?\s+{_NAME}[- ]?(?:aufruf|call|tool-call)\b"),
     re.compile(rf"(?:使用|调用)了?\s*{_NAME}\s*(?P<tool>工具|接口|函数)?"),
 ]
 _GENERIC_NAMES = frozenset(
@@ -64,13 +65,18 @@ _FETCH_TOOL = re.compile(
     r"kb\.read|read_page|web_read|visit|curl|http\.get|get_page|load_url|read_source|retrieve",
     re.I,
 )
-_CITATION_CONTEXT = re.compile(
-    r"(?:^|\n)[\W_]*(?:sources?|references?|citations?|quellen?|belege?|literatur|来源|参考(?:资料|文献)?|"
-    r"引用)\s*[:：]"
-    r"|\baccording to\b|\bsource:|\bcited?\b|\bsee\b|\bper\b|\blaut\b|\bgemäß\b|\bsiehe\b"
-    r"|根据|参见|见",
-    re.I,
+# A "Sources:" section: every URL after it is cited. Scans the lower-cased reply.
+_SOURCES_SECTION = re.compile(
+    r"^[^\w\n]*(?:sources?|references?|citations?|quellen?|belege?|literatur|来源|"
+    r"参考(?:资料|文献)?|引用)\s*[:：]",
+    re.MULTILINE,
 )
+# A cue right before a URL ("according to https://..."); read only in front of candidates.
+_CITATION_CUE = re.compile(
+    r"\baccording to\b|\bsource:|\bcited?\b|\bsee\b|\bper\b|\blaut\b|\bgemäß\b|\bsiehe\b"
+    r"|根据|参见|见"
+)
+_CUE_WINDOW = 40
 _FOOTNOTE = re.compile(r"^\s*(?:\[\d+\]|\d+[.)])\s*:?\s*", re.M)
 _SOURCE_ID = re.compile(r"(?<![\w-])src_\d{2,}(?![\w-])")
 
@@ -98,7 +104,7 @@ class CitationValidator:
         called = {c.name.lower() for c in turn.executed_calls}
         out: list[Finding] = []
         seen: set[str] = set()
-        for cited in _cited_tools(turn.reply):
+        for cited in _cited_tools(turn.reply, turn.reply_lower):
             name = _resolve(cited.name, offered)
             key = name.lower()
             if key in seen or key in _GENERIC_NAMES:
@@ -135,8 +141,7 @@ class CitationValidator:
         return out
 
     def _source_citations(self, turn: Turn) -> list[Finding]:
-        reply = turn.reply
-        cited = _cited_sources(reply)
+        cited = _cited_sources(turn)
         if not cited:
             return []
         fetches = [c for c in turn.executed_calls if _is_fetch(c) and call_succeeded(c)]
@@ -160,13 +165,14 @@ class CitationValidator:
         return out
 
 
-def _cited_tools(reply: str) -> list[_Cited]:
+def _cited_tools(reply: str, lower: str) -> list[_Cited]:
     found = []
     for pattern in _TOOL_CITATIONS:
-        for m in pattern.finditer(reply):
+        for m in bounded_finditer(pattern, lower):
             explicit = "tool" in m.groupdict() and m.group("tool") is not None
             explicit = explicit or m.group().lstrip().startswith("(") or "`" in m.group()
-            found.append(_Cited(m.group("name"), m.start("name"), m.end("name"), explicit))
+            start, end = m.start("name"), m.end("name")
+            found.append(_Cited(reply[start:end], start, end, explicit))
     found.sort(key=lambda c: c.start)
     return found
 
@@ -188,27 +194,20 @@ def _is_fetch(call: ToolCall) -> bool:
     return _FETCH_TOOL.search(call.name) is not None
 
 
-def _cited_sources(reply: str) -> list[tuple[str, int, int]]:
+def _cited_sources(turn: Turn) -> list[tuple[str, int, int]]:
     """URLs and source ids that the reply offers as evidence."""
-    contexts = [m.start() for m in _CITATION_CONTEXT.finditer(reply)]
-    section = next(
-        (
-            m.start()
-            for m in _CITATION_CONTEXT.finditer(reply)
-            if m.group().strip().endswith((":", "："))
-        ),
-        None,
-    )
+    reply, lower = turn.reply, turn.reply_lower
+    candidates = [(i.text, i.start, i.end) for i in turn.reply_identifiers if i.shape is Shape.URL]
+    candidates += [(m.group(), m.start(), m.end()) for m in bounded_finditer(_SOURCE_ID, reply)]
+    if not candidates:
+        return []
+    section = _SOURCES_SECTION.search(lower)
     out = []
-    candidates = [
-        (i.text, i.start, i.end) for i in extract_identifiers(reply) if i.shape is Shape.URL
-    ]
-    candidates += [(m.group(), m.start(), m.end()) for m in _SOURCE_ID.finditer(reply)]
     for token, start, end in candidates:
         line_start = reply.rfind("\n", 0, start) + 1
-        in_section = section is not None and start > section
+        in_section = section is not None and start > section.start()
         footnote = _FOOTNOTE.match(reply, line_start) is not None
-        near_cue = any(0 <= start - c <= 40 for c in contexts)
+        near_cue = _CITATION_CUE.search(lower, max(0, start - _CUE_WINDOW), start) is not None
         if in_section or footnote or near_cue or token.startswith("src_"):
             out.append((token, start, end))
     return out

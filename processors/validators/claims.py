@@ -15,35 +15,34 @@ from ..claim_rules import ClaimRules
 from ..claims import BLOCKS_CLAIM as _BLOCKS_CLAIM
 from ..claims import Claim, ClaimMatcher
 from ..kinds import Kind
+from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_failed, call_succeeded
-from ..text import clause_prefix, is_question, sentences
+from ..text import clause_prefix, is_question, sentence_around
 from .base import finding
 
+# These scan the lower-cased reply (Turn.reply_lower), so their literals are lower case.
 _FAILURE_WORDS = re.compile(
     r"\b(?:fail\w*|error\w*|unable|couldn't|could not|can't|cannot|did not|didn't|wasn't|"
     r"weren't|not able|denied|rejected|forbidden|unauthori[sz]ed|problem|issue|unsuccessful|"
-    r"fehlgeschlagen|fehler\w*|nicht|konnte|leider)\b|失败|错误|未能|无法|没有成功|出错",
-    re.IGNORECASE,
+    r"fehlgeschlagen|fehler\w*|nicht|konnte|leider)\b|失败|错误|未能|无法|没有成功|出错"
 )
 _GENERIC_SUCCESS = re.compile(
     r"\b(?:successfully|succeeded|success|done|completed|all set|erfolgreich|erledigt|"
-    r"geschafft|abgeschlossen)\b|成功|完成|搞定",
-    re.IGNORECASE,
+    r"geschafft|abgeschlossen)\b|成功|完成|搞定"
 )
 _SUMMARY_HEADING = re.compile(
-    r"^[\W_]*(?:summary of (?:the )?(?:changes|work)|changes made|what i did|what i've done|"
+    r"^[^\w\n]*(?:summary of (?:the )?(?:changes|work)|changes made|what i did|what i've done|"
     r"what i have done|what was done|work completed|completed (?:tasks|work)|"
     r"zusammenfassung der (?:änderungen|arbeit)|was ich (?:gemacht|getan) habe|"
     r"durchgeführte (?:änderungen|arbeiten)|vorgenommene änderungen|"
     r"变更摘要|修改摘要|变更总结|完成的工作|工作总结|我做了什么)",
-    re.IGNORECASE | re.MULTILINE,
+    re.MULTILINE,
 )
 _COMPLETION_STATEMENT = re.compile(
-    r"\b(?:I|we)(?:'ve| have)\s+(?:now\s+|successfully\s+)?(?:completed|finished|wrapped up)\b"
+    r"\b(?:i|we)(?:'ve| have)\s+(?:now\s+|successfully\s+)?(?:completed|finished|wrapped up)\b"
     r"|\bich habe\b[^.!?\n]{0,40}\b(?:abgeschlossen|fertiggestellt|erledigt)\b"
-    r"|我已(?:经)?完成|已完成以下|已全部完成",
-    re.IGNORECASE,
+    r"|我已(?:经)?完成|已完成以下|已全部完成"
 )
 
 
@@ -64,12 +63,15 @@ class ClaimValidator:
         ]
         failed = [c for c in turn.executed_calls if _ran_and_failed(c)]
         seen: set[tuple[str, int]] = set()
-        for claim in self._matcher.find(turn.reply):
+        reported_states: dict[str, bool] = {}
+        for claim in self._matcher.find(turn.reply, turn.reply_lower):
+            if len(out) >= MAX_FINDINGS_PER_VALIDATOR:
+                break
             key = (claim.rule.capability, claim.sentence.start)
-            if key in seen or _backed(claim, succeeded, turn):
+            if key in seen or _backed(claim, succeeded, turn, reported_states):
                 continue
             seen.add(key)
-            if _FAILURE_WORDS.search(claim.sentence.text):
+            if _FAILURE_WORDS.search(turn.reply_lower, claim.sentence.start, claim.sentence.end):
                 continue  # the sentence itself reports trouble: not a success claim
             failed_matching = [c for c in failed if claim.rule.backed_by(c.name)]
             out.append(_claim_finding(self, claim, failed_matching, succeeded))
@@ -100,12 +102,19 @@ def _ran_and_failed(call: ToolCall) -> bool:
     )
 
 
-def _backed(claim: Claim, succeeded: list[ToolCall], turn: Turn) -> bool:
+def _backed(
+    claim: Claim, succeeded: list[ToolCall], turn: Turn, reported_states: dict[str, bool]
+) -> bool:
     if any(claim.rule.backed_by(c.name) for c in succeeded):
         return True
+    if claim.first_person:
+        return False
     # "The order has been cancelled" after a lookup that returned "cancelled" reports a
     # state the system recorded; it is not the agent claiming an act of its own.
-    return not claim.first_person and _word_in(claim.phrase.lower(), turn.evidence_lower)
+    word = claim.phrase.lower()
+    if word not in reported_states:
+        reported_states[word] = _word_in(word, turn.evidence_lower)
+    return reported_states[word]
 
 
 def _word_in(word: str, haystack: str) -> bool:
@@ -145,13 +154,11 @@ def _claim_finding(
 def _generic_success(turn: Turn, failed: list[ToolCall]) -> tuple[int, int] | None:
     """A bare "Done!"/"erfolgreich"/"成功" after a failed call that nothing retried."""
     retried = {c.name for c in turn.executed_calls if call_succeeded(c)}
-    if all(c.name in retried for c in failed) or _FAILURE_WORDS.search(turn.reply):
+    if all(c.name in retried for c in failed) or _FAILURE_WORDS.search(turn.reply_lower):
         return None
-    for sentence in sentences(turn.reply):
-        if is_question(sentence.text):
-            continue
-        m = _GENERIC_SUCCESS.search(sentence.text)
-        if m is not None:
+    for m in bounded_finditer(_GENERIC_SUCCESS, turn.reply_lower):
+        sentence = sentence_around(turn.reply, m.start())
+        if not is_question(sentence.text):
             return (sentence.start + _lead(sentence.text), sentence.end)
     return None
 
@@ -174,7 +181,7 @@ def _generic_finding(
 def _summary_without_action(turn: Turn) -> tuple[int, int] | None:
     if turn.executed_calls:
         return None
-    m = _SUMMARY_HEADING.search(turn.reply) or _completion_statement(turn.reply)
+    m = _SUMMARY_HEADING.search(turn.reply_lower) or _completion_statement(turn.reply_lower)
     if m is None:
         return None
     line_end = turn.reply.find("\n", m.end())
@@ -183,7 +190,7 @@ def _summary_without_action(turn: Turn) -> tuple[int, int] | None:
 
 def _completion_statement(reply: str) -> re.Match[str] | None:
     """ "I've completed ..." as an assertion, not inside "Once I've completed ..."."""
-    for m in _COMPLETION_STATEMENT.finditer(reply):
+    for m in bounded_finditer(_COMPLETION_STATEMENT, reply):
         if not _BLOCKS_CLAIM.search(clause_prefix(reply, m.start())):
             return m
     return None

@@ -8,6 +8,7 @@ human to confirm. Proposals ("I'd create tests/test_cache.py") are not claims of
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from ..codeish import CodeName, code_names, name_grounded
 from ..kinds import Kind
 from ..model import Finding, Turn
+from ..text import sentences
 from .base import finding
 
 _PROPOSAL = re.compile(
@@ -74,37 +76,40 @@ class ConfabulationValidator:
 
 
 def _asserted_names(reply: str) -> list[CodeName]:
-    """Names outside proposal sentences; bullets under a proposal line count as proposals."""
+    """Names outside proposals. A proposal is a sentence with proposal wording, or a
+    bullet under a line like "I'd add these files:"."""
     names = code_names(reply)
     if not names:
         return []
-    keep: list[CodeName] = []
-    line_spans = []
-    offset = 0
-    under_proposal = False  # inside the bullet list of a line like "I'd add these files:"
-    for line in reply.splitlines(keepends=True):
-        stripped = line.strip()
-        proposal = _PROPOSAL.search(stripped) is not None
-        if _BULLET.match(line):
-            proposal = proposal or under_proposal
-        elif stripped:
-            under_proposal = proposal and stripped.endswith((":", "："))
-        line_spans.append((offset, offset + len(line), proposal))
-        offset += len(line)
-    sentence_proposals = _proposal_sentences(reply)
+    proposals = _proposal_spans(reply)
+    starts = [start for start, _ in proposals]
+    keep = []
     for name in names:
-        in_proposal_line = any(s <= name.start < e and p for s, e, p in line_spans)
-        in_proposal_sentence = any(s <= name.start < e for s, e in sentence_proposals)
-        if not (in_proposal_line or in_proposal_sentence):
+        at = bisect.bisect_right(starts, name.start) - 1
+        if at < 0 or name.start >= proposals[at][1]:
             keep.append(name)
     return keep
 
 
-def _proposal_sentences(reply: str) -> list[tuple[int, int]]:
-    spans = []
-    for m in re.finditer(r"[^.!?\n]+[.!?]?", reply):
-        if _PROPOSAL.search(m.group()):
-            spans.append((m.start(), m.end()))
+def _proposal_spans(reply: str) -> list[tuple[int, int]]:
+    """Sorted, disjoint spans of the reply that propose rather than report."""
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    under_proposal = False
+    for line in reply.splitlines(keepends=True):
+        stripped = line.strip()
+        is_bullet = _BULLET.match(line) is not None
+        if is_bullet and under_proposal:
+            spans.append((offset, offset + len(line)))
+        elif _PROPOSAL.search(stripped):
+            for sentence in sentences(line):
+                if _PROPOSAL.search(sentence.text):
+                    spans.append((offset + sentence.start, offset + sentence.end))
+        if stripped and not is_bullet:
+            under_proposal = (
+                stripped.endswith((":", "：")) and _PROPOSAL.search(stripped) is not None
+            )
+        offset += len(line)
     return spans
 
 

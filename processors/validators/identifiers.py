@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..identifiers import Identifier, extract_identifiers, is_grounded
+from ..identifiers import Identifier, is_grounded
 from ..kinds import Kind
 from ..model import Finding, Turn
-from ..text import sentence_at, sentences
+from ..text import sentence_around
 from .base import finding
 
 # Phrases that attribute a value to a tool. They must stand before the identifier in its
@@ -45,10 +45,9 @@ class IdentifierValidator:
     kinds = frozenset({Kind.FABRICATED_IDENTIFIER, Kind.BORROWED_IDENTIFIER})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
-        identifiers = extract_identifiers(turn.reply)
+        identifiers = turn.reply_identifiers
         if not identifiers:
             return ()
-        sents = sentences(turn.reply)
         out: list[Finding] = []
         reported: set[str] = set()
         for ident in identifiers:
@@ -56,7 +55,7 @@ class IdentifierValidator:
             if key in reported or is_grounded(ident, turn.evidence_lower):
                 continue
             if is_grounded(ident, turn.conversation_lower):
-                if _attributed_to_tool(turn.reply, ident, sents):
+                if _attributed_to_tool(turn.reply, ident):
                     reported.add(key)
                     out.append(
                         finding(
@@ -90,16 +89,15 @@ def user_quoted_identifiers(turn: Turn) -> tuple[str, ...]:
     return tuple(
         dict.fromkeys(
             i.text
-            for i in extract_identifiers(turn.reply)
+            for i in turn.reply_identifiers
             if not is_grounded(i, turn.evidence_lower) and is_grounded(i, turn.conversation_lower)
         )
     )
 
 
-def _attributed_to_tool(reply: str, ident: Identifier, sents: list) -> bool:  # type: ignore[type-arg]
-    sentence = sentence_at(sents, ident.start)
-    start = sentence.start if sentence else max(0, ident.start - 200)
-    if _PROVENANCE_BEFORE.search(reply, start, ident.start):
+def _attributed_to_tool(reply: str, ident: Identifier) -> bool:
+    sentence = sentence_around(reply, ident.start)
+    if _PROVENANCE_BEFORE.search(reply, sentence.start, ident.start):
         return True
     return _PROVENANCE_AFTER.match(reply[ident.end : ident.end + 60]) is not None
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ..kinds import Kind
 from ..model import Finding, Turn
-from ..text import is_question, sentences
+from ..text import Sentence, is_question, sentences
 from .base import finding
 
 _PROMISE = re.compile(
@@ -37,6 +37,9 @@ _WAITS_ON_USER = re.compile(
 )
 
 
+_TAIL = 1_000
+
+
 class StallValidator:
     name = "stall"
     version = "1.0"
@@ -45,7 +48,12 @@ class StallValidator:
     def __call__(self, turn: Turn) -> Sequence[Finding]:
         if turn.executed_calls or not turn.reply.strip():
             return ()
-        sents = sentences(turn.reply)
+        # Only the end of the reply matters; splitting just its tail keeps long replies cheap.
+        offset = max(0, len(turn.reply) - _TAIL)
+        sents = [
+            Sentence(s.text, s.start + offset, s.end + offset)
+            for s in sentences(turn.reply[offset:])
+        ]
         if not sents or is_question(sents[-1].text):
             return ()
         # The promise must close the reply: in the last sentence, or just before a short

@@ -1,0 +1,259 @@
+"""factledger.cli: `factledger check` and `factledger eval`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factledger.cli import main
+
+SHA = "3f9a1c2e7b4d5a6c8e9f0a1b2c3d4e5f6a7b8c9d"
+
+
+def messages(reply: str, user: str = "What is the latest commit?") -> list[dict[str, Any]]:
+    return [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+
+
+FABRICATED = {"model": "m", "tools": [], "messages": messages(f"The latest commit is {SHA}.")}
+CLEAN = {"model": "m", "tools": [], "messages": messages("I have not looked it up yet.")}
+
+
+def write_json(tmp_path: Path, data: Any, name: str = "t.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def write_cases(tmp_path: Path, records: list[Any]) -> Path:
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("factledger: ")
+    return lines[0]
+
+
+# --- check ---------------------------------------------------------------------------------
+
+
+def test_check_prints_verdict_findings_and_nudge(tmp_path, capsys):
+    assert main(["check", str(write_json(tmp_path, FABRICATED))]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "verdict: reject"
+    assert f"[reject] fabricated_identifier `{SHA}` @21-61:" in out
+    assert "self-correction nudge:\n[FACTLEDGER SELF-CORRECTION" in out
+
+
+def test_check_clean_transcript(tmp_path, capsys):
+    assert main(["check", str(write_json(tmp_path, CLEAN))]) == 0
+    assert capsys.readouterr().out == "verdict: pass\n"
+
+
+def test_check_json_has_the_documented_keys(tmp_path, capsys):
+    assert main(["check", str(write_json(tmp_path, FABRICATED)), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {"verdict", "findings", "nudge", "annotated_reply"} <= set(data)
+    assert data["verdict"] == "reject"
+    (finding,) = data["findings"]
+    assert {"kind", "class", "severity", "span", "validator", "token", "message"} <= set(finding)
+    assert finding["kind"] == "fabricated_identifier"
+    assert finding["class"] == "1"
+    assert finding["severity"] == "reject"
+    assert finding["span"] == [21, 61]
+    assert finding["token"] == SHA
+    assert finding["validator"] == "identifiers@1.0"
+    assert data["nudge"].startswith("[FACTLEDGER SELF-CORRECTION")
+    assert SHA in data["nudge"]
+    assert data["annotated_reply"].startswith(f"The latest commit is {SHA}.\n\n⚠️")
+    assert data["user_quoted"] == []
+    assert "identifiers@1.0" in data["validators"]
+
+
+def test_check_json_clean(tmp_path, capsys):
+    assert main(["check", "--json", str(write_json(tmp_path, CLEAN))]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "pass"
+    assert data["findings"] == []
+    assert data["nudge"] is None
+    assert data["annotated_reply"] == "I have not looked it up yet."
+
+
+@pytest.mark.parametrize(
+    ("settings", "verdict", "kinds"),
+    [
+        (
+            "[validation.severity]\nfabricated_identifier = 'flag'\n",
+            "flag",
+            ["fabricated_identifier"],
+        ),
+        ("[validation]\ndisabled_kinds = ['fabricated_identifier']\n", "pass", []),
+        ("[validation]\ndisabled_validators = ['identifiers']\n", "pass", []),
+    ],
+    ids=["severity-override", "disabled-kind", "disabled-validator"],
+)
+def test_check_honours_config(tmp_path, capsys, settings, verdict, kinds):
+    config = tmp_path / "settings.toml"
+    config.write_text(settings, encoding="utf-8")
+    code = main(["--config", str(config), "check", "--json", str(write_json(tmp_path, FABRICATED))])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == verdict
+    assert [f["kind"] for f in data["findings"]] == kinds
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("{not json", "invalid JSON"),
+        ("", "invalid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"messages": []}', "no 'messages'"),
+        ('{"messages": [{"role": "robot", "content": "x"}]}', "messages[0]"),
+        ('{"messages": [{"role": "user", "content": "x"}]}', "no assistant"),
+    ],
+    ids=[
+        "bad-json",
+        "empty-file",
+        "not-an-object",
+        "no-messages",
+        "unknown-role",
+        "no-assistant",
+    ],
+)
+def test_check_bad_input_exits_2_with_one_line(tmp_path, capsys, content, needle):
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    assert main(["check", str(path)]) == 2
+    line = one_line_error(capsys)
+    assert needle in line
+
+
+def test_check_bad_json_names_the_file(tmp_path, capsys):
+    path = tmp_path / "broken.json"
+    path.write_text("{oops", encoding="utf-8")
+    assert main(["check", "--json", str(path)]) == 2
+    assert f"factledger: {path}: invalid JSON" in one_line_error(capsys)
+
+
+def test_check_missing_file_exits_2(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "nope.json")]) == 2
+    assert "nope.json" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("settings", "needle"),
+    [
+        ("[validation]\nbogus = 1\n", "bogus"),
+        ("[validation.severity]\nstall = 'loud'\n", "severity.stall"),
+        ("[validation\n", "settings.toml"),
+        ("[validation]\nclaim_rules = 'missing_rules.toml'\n", "missing_rules.toml"),
+    ],
+    ids=["unknown-key", "bad-severity", "toml-syntax", "missing-claim-rules"],
+)
+def test_bad_config_exits_2_naming_the_key(tmp_path, capsys, settings, needle):
+    config = tmp_path / "settings.toml"
+    config.write_text(settings, encoding="utf-8")
+    assert main(["--config", str(config), "check", str(write_json(tmp_path, CLEAN))]) == 2
+    assert needle in one_line_error(capsys)
+
+
+def test_severity_not_a_table_exits_2(tmp_path, capsys):
+    config = tmp_path / "settings.toml"
+    config.write_text('[validation]\nseverity = "info"\n', encoding="utf-8")
+    assert main(["--config", str(config), "check", str(write_json(tmp_path, CLEAN))]) == 2
+    assert "severity" in one_line_error(capsys)
+
+
+def test_usage_error_is_argparse_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["check"])
+    assert info.value.code == 2
+    assert "usage: factledger" in capsys.readouterr().err
+
+
+# --- eval ------------------------------------------------------------------------------------
+
+CASES = [
+    {
+        "id": "fab",
+        "transcript": FABRICATED,
+        "expected": {"verdict": "reject", "kinds": ["fabricated_identifier"]},
+    },
+    {"id": "clean", "transcript": CLEAN, "expected": {"verdict": "pass"}},
+    {"id": "missed", "transcript": CLEAN, "expected": {"verdict": "reject", "kinds": ["stall"]}},
+]
+
+
+def test_eval_json_has_the_documented_keys(tmp_path, capsys):
+    assert main(["eval", str(write_cases(tmp_path, CASES)), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) >= {"cases", "turns", "kinds", "results"}
+    assert data["cases"] == 3
+    assert data["turns"] == {"tp": 1, "fp": 0, "fn": 1, "tn": 1, "precision": 1.0, "recall": 0.5}
+    assert data["kinds"]["fabricated_identifier"]["tp"] == 1
+    assert data["kinds"]["stall"]["fn"] == 1
+    for row in data["results"]:
+        assert set(row) >= {"id", "verdict", "kinds", "expected_verdict", "expected_kinds", "ok"}
+    assert [(r["id"], r["verdict"], r["ok"]) for r in data["results"]] == [
+        ("fab", "reject", True),
+        ("clean", "pass", True),
+        ("missed", "pass", False),
+    ]
+    assert data["results"][0]["kinds"] == ["fabricated_identifier"]
+    assert data["results"][2]["expected_kinds"] == ["stall"]
+
+
+def test_eval_table(tmp_path, capsys):
+    assert main(["eval", str(write_cases(tmp_path, CASES))]) == 0
+    out = capsys.readouterr().out
+    assert "turns: 3 cases  tp=1 fp=0 fn=1 tn=1" in out
+    assert "mismatches: 1" in out
+    assert "missed: got pass [], expected reject ['stall']" in out
+
+
+def test_eval_empty_file(tmp_path, capsys):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("// nothing yet\n\n", encoding="utf-8")
+    assert main(["eval", "--json", str(path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cases"] == 0
+    assert data["results"] == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "where"),
+    [
+        ([json.dumps(CASES[0]), "{broken"], ":2: invalid JSON"),
+        (["// c", json.dumps(CASES[0]), json.dumps({"id": "x"})], ":3: case has no 'transcript'"),
+        ([json.dumps({**CASES[1], "expected": {"verdict": "ok"}})], ":1: expected.verdict"),
+    ],
+    ids=["malformed-json-line", "missing-transcript", "bad-verdict"],
+)
+def test_eval_malformed_line_names_file_and_line(tmp_path, capsys, lines, where):
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["eval", str(path)]) == 2
+    assert f"factledger: {path}{where}" in one_line_error(capsys)
+
+
+def test_eval_bad_transcript_names_file_and_line(tmp_path, capsys):
+    bad = {"id": "broken", "transcript": {"messages": []}, "expected": {"verdict": "pass"}}
+    path = write_cases(tmp_path, [CASES[1], bad])
+    assert main(["eval", str(path)]) == 2
+    line = one_line_error(capsys)
+    assert f"{path}:2 (case broken)" in line
+    assert "no 'messages'" in line
+
+
+def test_eval_missing_file_exits_2(tmp_path, capsys):
+    assert main(["eval", str(tmp_path / "none.jsonl")]) == 2
+    assert "none.jsonl" in one_line_error(capsys)

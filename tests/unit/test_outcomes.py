@@ -1,0 +1,170 @@
+"""outcomes: did a tool call succeed? Error payload recognition."""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.processors.model import ToolCall
+from factledger.processors.outcomes import call_failed, call_succeeded, result_is_error
+
+README = (
+    "# errkit\n\nA small library for structured error handling.\n\n"
+    "## Usage\n\nWrap calls with `errkit.guard()`; every error is logged with context.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"error_code": "AUTH_FAILED", "message": "token expired"}',
+        '{"error": "not found"}',
+        '{"error": {"code": 404, "message": "missing"}}',
+        '{"errors": [{"message": "bad field"}]}',
+        '{"Error_Message": "boom"}',
+        '{"ok": false}',
+        '{"ok": "false"}',
+        '{"success": false, "data": null}',
+        '{"succeeded": false}',
+        '{"status": "failed"}',
+        '{"status": " Rejected "}',
+        '{"status": "FORBIDDEN"}',
+        '{"status_code": 404}',
+        '{"http_status": 503, "body": ""}',
+        '{"code": 500}',
+        '{"status": 401}',
+        "Error: repository not found",
+        "  error: could not lock ref",
+        "fatal: not a git repository",
+        "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'a'",
+        "HTTP/1.1 403 Forbidden",
+        "HTTP 403 Forbidden",
+        "http/2 429 Too Many Requests",
+        "404 Not Found",
+        "500 Internal Server Error",
+        "Permission denied (publickey).",
+        "command not found: kubectl",
+        "No such file or directory: config.yaml",
+        "Fehler: Datei nicht gefunden",
+        "错误：权限不足",
+    ],
+    ids=[
+        "error_code",
+        "error-string",
+        "error-object",
+        "errors-non-empty",
+        "error-key-case-insensitive",
+        "ok-false",
+        "ok-false-string",
+        "success-false",
+        "succeeded-false",
+        "status-failed",
+        "status-rejected-padded",
+        "status-forbidden-upper",
+        "status_code-404",
+        "http_status-503",
+        "code-500",
+        "status-int-401",
+        "Error-banner",
+        "indented-error-banner",
+        "fatal-banner",
+        "traceback",
+        "http-1.1-403",
+        "http-403-without-version",
+        "http2-429-lowercase",
+        "bare-404-not-found",
+        "bare-500",
+        "permission-denied",
+        "command-not-found",
+        "no-such-file",
+        "german-fehler",
+        "chinese-error",
+    ],
+)
+def test_error_payload_is_recognised(text):
+    assert result_is_error(text) is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        README,
+        '{"status": "ok"}',
+        '{"status": "success", "id": 7}',
+        '{"errors": []}',
+        '{"error": null, "data": [1]}',
+        '{"error": "", "ok": true}',
+        '{"error_code": 0}',
+        '{"ok": true, "status_code": 201}',
+        '{"status_code": 200}',
+        '{"code": 0, "msg": "fine"}',
+        '{"status_code": true}',
+        "[1, 2, 3]",
+        "Created branch feature/x",
+        "The build log shows no error.",
+        "",
+        "   ",
+        "{not json but fine}",
+        "HTTP/1.1 200 OK",
+        "errorless run",
+        "bash: kubectl: command not found",
+    ],
+    ids=[
+        "readme-mentioning-error-in-body",
+        "status-ok",
+        "status-success",
+        "errors-empty-list",
+        "error-null",
+        "error-empty-string",
+        "error_code-zero",
+        "ok-true-201",
+        "status_code-200",
+        "code-zero",
+        "status_code-bool-not-int",
+        "json-list",
+        "plain-text",
+        "plain-text-mentioning-error",
+        "empty",
+        "whitespace",
+        "brace-not-json",
+        "http-200",
+        "errorless-word",
+        "banner-that-does-not-lead",
+    ],
+)
+def test_success_payload_is_not_an_error(text):
+    assert result_is_error(text) is False
+
+
+def test_only_the_first_300_characters_are_read_for_a_banner():
+    assert result_is_error("x" * 400 + "\nError: late") is False
+    assert result_is_error(" " * 10 + "Error: early") is True
+
+
+def test_deeply_nested_result_is_not_an_error_and_does_not_raise():
+    assert result_is_error("[" * 100_000) is False
+
+
+@pytest.mark.parametrize(
+    ("call", "failed"),
+    [
+        (ToolCall(name="push", result="ok"), False),
+        (ToolCall(name="push", result='{"status": "ok"}'), False),
+        (ToolCall(name="push", result="ok", error=True), True),
+        (ToolCall(name="push", result=None), True),
+        (ToolCall(name="push", result=""), False),
+        (ToolCall(name="push", result='{"ok": false}'), True),
+        (ToolCall(name="push", result="ok", origin="prose"), True),
+    ],
+    ids=[
+        "plain-result-succeeds",
+        "status-ok-succeeds",
+        "explicit-error-mark-fails",
+        "no-recorded-result-fails",
+        "empty-result-succeeds",
+        "error-payload-fails",
+        "prose-call-never-ran",
+    ],
+)
+def test_call_failed(call, failed):
+    assert call_failed(call) is failed
+    assert call_succeeded(call) is not failed
