@@ -16,10 +16,13 @@ _NON_WORD = re.compile(r"[\W_]+")
 _RECORD_NUMBER = re.compile(r"^[a-z]{0,2}(\d{4,})$")
 # A number standing alone: a sentence's full stop may follow it, a version's digits may not.
 _STANDALONE_NUMBER = re.compile(r"(?<!\w)(?<!\d\.)\d+(?:\.\d+)?(?!\w)(?!\.\d)")
+# Letters and digits in one token, or an e-mail: identifiers, which only match exactly.
+_IDENTIFIER_LIKE = re.compile(r"[a-z][\w.\-]*\d|\d[\w.\-]*[a-z]|@|/|\.[a-z0-9]{1,5}$")
 _EXPRESSION = re.compile(r"^[\d\s.+\-*/()%]+$")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _VALUE_DATE = re.compile(r"^(\d{1,2})[/.](\d{1,2})[/.]\d{2,4}(?:[ t][\d:]+)?$")
-_ISO_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][\d:.]+Z?)?$")
+# Values are lower-cased before matching, so the ISO "T" and "Z" are lower case here.
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[t ][\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::\d{2})?(?:\s*[ap]\.?m\.?)?$", re.I)
 _MONTHS = {
     m: i + 1
@@ -157,13 +160,6 @@ def value_grounded(value: str | int | float, grounds: Grounds) -> bool:
         return bool({(a, b), (b, a)} & grounds.dates) or grounds.has_relative_day
     if _TIME.match(text):
         return grounds.has_time
-    if _EXPRESSION.match(text) and any(c.isdigit() for c in text):
-        # "466.75 + 285.66": arithmetic over numbers the tools returned is derived, not
-        # invented; small integer constants (x 2, / 100) are part of the arithmetic.
-        return all(
-            float(n) in grounds.numbers or (n.isdigit() and int(n) <= 100)
-            for n in _NUMBER.findall(text)
-        )
     normalized = _NON_WORD.sub(" ", text).strip()
     if not normalized:
         return True
@@ -172,6 +168,17 @@ def value_grounded(value: str | int | float, grounds: Grounds) -> bool:
     record = _RECORD_NUMBER.match(normalized)
     if record and f" {record.group(1)} " in grounds.normalized:
         return True  # "#W9502126" formatted from the "9502126" the user gave
+    if _EXPRESSION.match(text) and any(c.isdigit() for c in text):
+        # "466.75 + 285.66": arithmetic over numbers the tools returned is derived, not
+        # invented; small integer constants (x 2, / 100) are part of the arithmetic.
+        return all(
+            float(n) in grounds.numbers or (n.isdigit() and int(n) <= 100)
+            for n in _NUMBER.findall(text)
+        )
+    if _IDENTIFIER_LIKE.search(text):
+        # An id, e-mail, handle or path must appear as it is: "mei_kovacs_1234" is not
+        # grounded by the user's name alone, nor "config/settings_prod.yaml" by "config".
+        return False
     if re.fullmatch(r"\d+(?:\.\d+)?", normalized.replace(" ", "")):
         return float(normalized.replace(" ", "")) in grounds.numbers
     tokens = [t for t in normalized.split() if len(t) >= 3 and t not in _STOPWORDS]

@@ -8,17 +8,36 @@ checked: the model did not invent those.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..grounding import Grounds, value_grounded
 from ..kinds import Kind
 from ..model import Finding, ToolCall, Turn
+from ..outcomes import call_succeeded
 from .base import finding
 from .tool_calls import resolve_tool
 
 _SMALL_NUMBER = 1
 """0 and 1 carry no information (flags, first page, one item); larger numbers are checked."""
+_SMALL_KNOB = 100
+_KNOB = re.compile(
+    r"limit|page|size|offset|top|max|min|count$|results|per_|retries|timeout|depth|level|"
+    r"^n$|^k$",
+    re.I,
+)
+"""Paging and tuning parameters, where a small number is a choice, not an invented fact."""
+_FREE_TEXT_PARAM = re.compile(
+    r"^(?:q|query|queries|search|search_query|search_string|keywords?|prompt|question|text|"
+    r"message|body|content|command|cmd|code|script|sql|thought|thinking|reasoning|"
+    r"description|comment|summary|title|note|notes|reason|subject|instructions?|input)$",
+    re.I,
+)
+_PATH_PARAM = re.compile(r"path|file|dir|folder|directory", re.I)
+_PATH_VALUE = re.compile(r"^[\w.\-~/]*/[\w.\-~/]*$")
+_FREE_TEXT_CHARS = 100
+_FREE_TEXT_WORDS = 6
 _MAX_LEAVES = 64
 
 
@@ -28,20 +47,32 @@ class ArgumentGroundingValidator:
     kinds = frozenset({Kind.UNGROUNDED_TOOL_ARGUMENT})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
-        calls = [c for c in turn.tool_calls if c.arguments]
-        if not calls:
+        if not any(c.arguments for c in turn.tool_calls):
             return ()
-        grounds = Grounds(turn.conversation_lower + "\n" + turn.evidence_lower)
+        # A call's own result often echoes its inputs ({"city": "Paris", ...}); only what
+        # the agent knew before the call can ground an argument: the conversation, earlier
+        # turns' results, and the results of this turn's earlier calls.
+        known = turn.conversation_lower + "\n" + turn.history_results_text.lower()
+        before = Grounds(known)
         definitions = {t.name: t for t in turn.tools or ()}
         out: list[Finding] = []
-        for call in calls:
-            definition = resolve_tool(call.name, definitions)
-            properties = definition.properties if definition else {}
-            for path, value in _leaves(call.arguments):
-                schema = properties.get(path.split(".", 1)[0].split("[", 1)[0])
-                if _fixed_by_schema(value, schema) or value_grounded(value, grounds):
-                    continue
-                out.append(_finding(self, call, path, value))
+        earlier_results: list[str] = []
+        for call in turn.tool_calls:
+            if call.arguments:
+                earlier = Grounds("\n".join(earlier_results).lower())
+                definition = resolve_tool(call.name, definitions)
+                properties = definition.properties if definition else {}
+                for path, value in _leaves(call.arguments):
+                    schema = properties.get(path.split(".", 1)[0].split("[", 1)[0])
+                    if _not_checked(path, value, schema):
+                        continue
+                    if value_grounded(value, before) or value_grounded(value, earlier):
+                        continue
+                    if _confirmed_path(path, value, call):
+                        continue
+                    out.append(_finding(self, call, path, value))
+            if call.result is not None:
+                earlier_results.append(call.result)
         return out
 
 
@@ -73,12 +104,35 @@ def _leaves(arguments: Mapping[str, Any]) -> Iterator[tuple[str, str | int | flo
         elif isinstance(value, bool) or value is None:
             continue
         elif isinstance(value, int | float):
-            if abs(value) > _SMALL_NUMBER:
-                emitted += 1
-                yield path, value
+            emitted += 1
+            yield path, value
         elif isinstance(value, str):
             emitted += 1
             yield path, value
+
+
+def _not_checked(path: str, value: str | int | float, schema: Any) -> bool:
+    """Values nobody invents: fixed by the schema, paging knobs, or free text."""
+    if _fixed_by_schema(value, schema):
+        return True
+    if isinstance(value, int | float):
+        return abs(value) <= _SMALL_NUMBER or (
+            abs(value) <= _SMALL_KNOB and _KNOB.search(path.rsplit(".", 1)[-1]) is not None
+        )
+    # Prose the model composed (a query, an e-mail body, SQL, a thought) is not an input
+    # it could have been given verbatim; identifiers and names are short.
+    if _FREE_TEXT_PARAM.search(path.rsplit(".", 1)[-1].split("[", 1)[0]):
+        return True
+    return len(value) > _FREE_TEXT_CHARS or len(value.split()) > _FREE_TEXT_WORDS
+
+
+def _confirmed_path(path: str, value: str | int | float, call: ToolCall) -> bool:
+    """A guessed path that the call found is exploration the system confirmed, not an
+    invented input; a guessed path that does not exist stays a finding."""
+    if not isinstance(value, str) or not call_succeeded(call):
+        return False
+    name = path.rsplit(".", 1)[-1]
+    return _PATH_PARAM.search(name) is not None or _PATH_VALUE.search(value) is not None
 
 
 def _fixed_by_schema(value: str | int | float, schema: Any) -> bool:
