@@ -18,6 +18,11 @@ from typing import Any
 from .errors import ConfigError
 
 DEFAULT_RULES_PATH = Path(__file__).with_name("claim_rules.toml")
+_READ_ONLY = re.compile(
+    r"(?:get|list|read|fetch|search|find|describe|show|lookup|look_up|query|check|view|"
+    r"inspect|count|status|preview|dry_run|diff)(?:_|-|$|[A-Z])",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -30,11 +35,18 @@ class ClaimRule:
     tools: tuple[str, ...] = ()
     any_tool: bool = False
 
-    def backed_by(self, tool_name: str) -> bool:
-        """True when a successful call of `tool_name` can back this claim."""
+    def backed_by(self, tool_name: str, *, reading_counts: bool = False) -> bool:
+        """True when a successful call of `tool_name` can back this claim.
+
+        A tool named for reading (`get_deploy_status`, `list_commits`) does not back the
+        agent's claim of an act ("I deployed"); it does back a report of state ("the order
+        was paid") when `reading_counts`, since the reply may just relay what it read.
+        """
         if self.any_tool:
             return True
         lowered = tool_name.lower()
+        if not reading_counts and _READ_ONLY.match(lowered.rsplit(".", 1)[-1]):
+            return False
         return any(keyword in lowered for keyword in self.tools)
 
 

@@ -36,9 +36,15 @@ BLOCKS_CLAIM = re.compile(
     re.IGNORECASE,
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|we)\b|\b(?:I|we)'(?:ve|m|re)\b", re.IGNORECASE)
+# Perfect and past auxiliaries mark a completed act; the present "is configured" describes
+# a state, unless "now" makes it news ("is now deployed").
 _EN_AUX = re.compile(
-    r"\b(?:has|have|had|was|were|is|are|been|got|gets|get)\b|'s\s+been\b|'ve\b", re.IGNORECASE
+    r"\b(?:has|have|had|was|were|been|got|gets|get)\b|'s\s+been\b|'ve\b"
+    r"|\b(?:is|are|'s)\s+(?:now|successfully)\s+(?:\w+\s+)?$",
+    re.IGNORECASE,
 )
+# "Ticket created." / "Email sent!": a headline of a few words that ends on the participle.
+_HEADLINE_WORDS = 4
 # A participle inside markdown emphasis or a heading is a label ("3. **Processed Orders**:").
 _LABEL = re.compile(r"\*\*|__|#")
 _SUCCESS_ADVERB = re.compile(r"\b(?:successfully|erfolgreich)\b", re.IGNORECASE)
@@ -125,10 +131,16 @@ class ClaimMatcher:
         first_person = _EN_SUBJECT.search(prefix) is not None
         after = text[m.end() : m.end() + 16]
         bare = at_sentence_start(prefix) and not _LABEL.search(prefix)
+        headline = (
+            len(sentence.text.split()) <= _HEADLINE_WORDS
+            and sentence.text[m.end() - sentence.start :].strip(" .!\n") == ""
+            and not _LABEL.search(sentence.text)
+        )
         if not (
             first_person
             or _EN_AUX.search(prefix)
             or bare
+            or headline
             or _SUCCESS_ADVERB.search(prefix[-16:])
             or _SUCCESS_ADVERB.match(after.lstrip())
         ):

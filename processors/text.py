@@ -88,6 +88,21 @@ def clause_prefix(text: str, position: int, *, limit: int = 80) -> str:
     return window[cut:]
 
 
+_CONTRAST = re.compile(r"\s*(?:but|however|yet|aber|jedoch|doch|但是?|可是|不过)\b", re.I)
+
+
+def claim_scope(text: str, start: int, end: int, *, limit: int = 160) -> tuple[int, int]:
+    """The clause around [start, end) plus a contrasting clause right after it ("I pushed
+    it, but the push failed"), as offsets: where a claim's own caveats are written."""
+    stop = min(len(text), end + limit)
+    brk = _CLAUSE_BREAK.search(text, end, stop)
+    clause_end = brk.start() if brk else stop
+    if brk is not None and _CONTRAST.match(text, brk.end() if brk.group().strip() in ",;，" else brk.start()):
+        nxt = _CLAUSE_BREAK.search(text, brk.end() + 1, stop)
+        clause_end = nxt.start() if nxt else stop
+    return start - len(clause_prefix(text, start)), clause_end
+
+
 # Sentence-start marks (bullets, emoji, "Done:") that may stand before a bare participle.
 _LEADING_MARKS = re.compile(
     r"^[\s\-*•>#✅✔️☑️🚀🎉\d.)]*(?:(?:done|erledigt|ok|okay|all set)\W*)?$", re.I

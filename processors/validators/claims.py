@@ -18,7 +18,7 @@ from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_failed, call_succeeded
-from ..text import clause_prefix, is_question, sentence_around
+from ..text import claim_scope, clause_prefix, is_question, sentence_around
 from .base import finding
 
 # These scan the lower-cased reply (Turn.reply_lower), so their literals are lower case.
@@ -71,8 +71,9 @@ class ClaimValidator:
             if key in seen or _backed(claim, succeeded, turn, reported_states):
                 continue
             seen.add(key)
-            if _FAILURE_WORDS.search(turn.reply_lower, claim.sentence.start, claim.sentence.end):
-                continue  # the sentence itself reports trouble: not a success claim
+            scope_start, scope_end = claim_scope(turn.reply, claim.start, claim.end)
+            if _FAILURE_WORDS.search(turn.reply_lower, scope_start, scope_end):
+                continue  # the claim's own clause reports trouble: not a success claim
             failed_matching = [c for c in failed if claim.rule.backed_by(c.name)]
             out.append(_claim_finding(self, claim, failed_matching, succeeded))
         if failed and not any(f.kind is Kind.ERROR_REPORTED_AS_SUCCESS for f in out):
@@ -105,7 +106,8 @@ def _ran_and_failed(call: ToolCall) -> bool:
 def _backed(
     claim: Claim, succeeded: list[ToolCall], turn: Turn, reported_states: dict[str, bool]
 ) -> bool:
-    if any(claim.rule.backed_by(c.name) for c in succeeded):
+    reading_counts = not claim.first_person
+    if any(claim.rule.backed_by(c.name, reading_counts=reading_counts) for c in succeeded):
         return True
     if claim.first_person:
         return False
