@@ -30,10 +30,10 @@ _PROPOSAL = re.compile(
 )
 _EXISTENCE = re.compile(
     r"\b(?:existing|exists?|currently|already|there (?:are|is)|i found|we found|found|contains?|"
-    r"includes?|has the following|here (?:are|is)|the (?:repo|repository|project|codebase|"
+    r"includes?|has the following|here (?:are|is)|exposes?|defines?|declares?|exports?|"
+    r"provides?|implements?|passing|passed|failing|the (?:repo|repository|project|codebase|"
     r"directory|folder|module|package)|vorhanden|enthält|existier\w*|gibt es)\b"
     r"|现有|包含|已有|存在",
-    re.IGNORECASE,
 )
 _LISTING_TOOL = re.compile(r"list|ls|tree|glob|find|read|search|grep|cat|open|show|dir", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -54,8 +54,10 @@ class ConfabulationValidator:
         patterned = _shared_pattern(ungrounded)
         if len(ungrounded) < _MIN_SET and not (len(ungrounded) >= 2 and patterned):
             return ()
+        # With tool calls the reply reports what it observed; without any, it needs wording
+        # that presents the names as existing ("the repo contains", "exposes").
         listing = any(_LISTING_TOOL.search(c.name) for c in turn.executed_calls)
-        if not (listing or _EXISTENCE.search(turn.reply)):
+        if not (turn.executed_calls or _EXISTENCE.search(turn.reply_lower)):
             return ()
         score = _score(len(ungrounded), len(names), patterned, listing)
         listed = ", ".join(n.text for n in ungrounded[:10])
@@ -78,7 +80,7 @@ class ConfabulationValidator:
 def _asserted_names(reply: str) -> list[CodeName]:
     """Names outside proposals. A proposal is a sentence with proposal wording, or a
     bullet under a line like "I'd add these files:"."""
-    names = code_names(reply)
+    names = code_names(reply, snake_case=True)
     if not names:
         return []
     proposals = _proposal_spans(reply)
