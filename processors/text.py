@@ -97,7 +97,9 @@ def claim_scope(text: str, start: int, end: int, *, limit: int = 160) -> tuple[i
     stop = min(len(text), end + limit)
     brk = _CLAUSE_BREAK.search(text, end, stop)
     clause_end = brk.start() if brk else stop
-    if brk is not None and _CONTRAST.match(text, brk.end() if brk.group().strip() in ",;，" else brk.start()):
+    if brk is not None and _CONTRAST.match(
+        text, brk.end() if brk.group().strip() in ",;，" else brk.start()
+    ):
         nxt = _CLAUSE_BREAK.search(text, brk.end() + 1, stop)
         clause_end = nxt.start() if nxt else stop
     return start - len(clause_prefix(text, start)), clause_end

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from ..codeish import code_names
+from ..identifiers import extract_identifiers
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, Turn
@@ -31,11 +32,21 @@ _NEGATION_AFTER = re.compile(
 # "There is no X", "I couldn't find X": the subject follows the phrase.
 _NEGATION_BEFORE = re.compile(
     r"\b(?:there is no|there's no|there are no|no such|couldn't find|could not find|"
+    r"(?:has|have|had|contains?) no|hat kein\w*|enthält kein\w*|"
     r"can't find|cannot find|did not find|didn't find|found no|unable to find|"
     r"es gibt kein\w*|konnte \w+ nicht finden|kein\w* \w+ namens)\b|没有找到|没有",
 )
 _ANY_NEGATION = re.compile(f"{_NEGATION_AFTER.pattern}|{_NEGATION_BEFORE.pattern}")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_CLAUSE_EDGE = re.compile(r"[,;:，；：、]|\s(?:but|only|aber|nur)\s|只有|但是?|现有")
+# A name introduced by its kind: "the table rechnungen", "Funktion foo", "load_user 函数".
+_KIND_NOUN = re.compile(
+    r"\b(?:table|function|file|class|method|module|column|field|variable|key|index|branch|"
+    r"tag|bucket|queue|topic|order|tabelle|funktion|datei|klasse|methode|spalte|feld|"
+    r"schlüssel|zweig|bestellung)\s+[`'\"]?(?P<after>[\w.\-/#]+)"
+    r"|(?P<before>[A-Za-z_][\w.\-/]*)\s*(?:表|函数|文件|类|方法|字段|列|分支)",
+    re.IGNORECASE,
+)
 _RESULT_NEGATION = re.compile(
     r"not found|no such|does not exist|doesn't exist|no match|no results|0 results|"
     r"not defined|undefined|unknown|missing|error|nicht gefunden|不存在|未找到",
@@ -62,14 +73,19 @@ class MirrorDriftValidator:
                 continue
             examined.add(sentence.start)
             lower = turn.reply_lower[sentence.start : sentence.end]
-            subject = _negated_subject(sentence.text, lower)
+            evidence = evidence or turn.tool_results_text.lower()
+            subject = next(
+                (
+                    s
+                    for s in _negated_subjects(sentence.text, lower)
+                    if s[0].lower() not in seen and _shown_by_tools(s[0].lower(), evidence)
+                ),
+                None,
+            )
             if subject is None:
                 continue
-            evidence = evidence or turn.tool_results_text.lower()
             name, start, end = subject
             key = name.lower()
-            if key in seen or not _shown_by_tools(key, evidence):
-                continue
             seen.add(key)
             out.append(
                 finding(
@@ -89,28 +105,40 @@ class MirrorDriftValidator:
         return out
 
 
-def _negated_subject(sentence: str, lower: str) -> tuple[str, int, int] | None:
-    """The name a negation is about: the last name before "does not exist", or the first
-    name after "there is no"."""
-    boundary = 0
+def _negated_subjects(sentence: str, lower: str) -> list[tuple[str, int, int]]:
+    """Names a negation may be about, nearest first, within the negation's own clause:
+    before "does not exist", after "there is no", on either side in Chinese."""
+    found: list[tuple[str, int, int]] = []
     for m in _NEGATION_AFTER.finditer(lower):
-        before = code_names(sentence[boundary : m.start()], snake_case=True)
-        if before:
-            n = before[-1]
-            return n.text, boundary + n.start, boundary + n.end
+        start = _clause_start(lower, m.start())
+        found.extend(reversed(_names(sentence, start, m.start())))
         if _CJK.match(m.group()):
-            # Chinese puts the subject on either side: "不存在 X 函数" and "X 不存在".
-            after = code_names(sentence[m.end() : m.end() + 60], snake_case=True)
-            if after:
-                n = after[0]
-                return n.text, m.end() + n.start, m.end() + n.end
-        boundary = m.end()
+            found.extend(_names(sentence, m.end(), _clause_end(lower, m.end())))
     for m in _NEGATION_BEFORE.finditer(lower):
-        after = code_names(sentence[m.end() : m.end() + 80], snake_case=True)
-        if after:
-            n = after[0]
-            return n.text, m.end() + n.start, m.end() + n.end
-    return None
+        found.extend(_names(sentence, m.end(), _clause_end(lower, m.end())))
+    return found
+
+
+def _names(sentence: str, start: int, end: int) -> list[tuple[str, int, int]]:
+    """Code names, identifiers and nouns named by their kind ("the table rechnungen",
+    "load_user 函数") in sentence[start:end], as (text, start, end) in sentence offsets."""
+    part = sentence[start:end]
+    spans = {(n.text, n.start, n.end) for n in code_names(part, snake_case=True)}
+    spans.update((i.text, i.start, i.end) for i in extract_identifiers(part))
+    for m in _KIND_NOUN.finditer(part):
+        group = "after" if m.group("after") else "before"
+        spans.add((m.group(group), m.start(group), m.end(group)))
+    return [(text, start + s, start + e) for text, s, e in sorted(spans, key=lambda x: x[1])]
+
+
+def _clause_start(lower: str, position: int) -> int:
+    breaks = list(_CLAUSE_EDGE.finditer(lower, 0, position))
+    return breaks[-1].end() if breaks else 0
+
+
+def _clause_end(lower: str, position: int) -> int:
+    brk = _CLAUSE_EDGE.search(lower, position)
+    return brk.start() if brk else len(lower)
 
 
 def _shown_by_tools(name: str, evidence: str) -> bool:
