@@ -103,10 +103,7 @@ def _leaves(arguments: Mapping[str, Any]) -> Iterator[tuple[str, str | int | flo
             stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
         elif isinstance(value, bool) or value is None:
             continue
-        elif isinstance(value, int | float):
-            emitted += 1
-            yield path, value
-        elif isinstance(value, str):
+        elif isinstance(value, int | float | str):
             emitted += 1
             yield path, value
 

@@ -14,11 +14,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..claims import BLOCKS_CLAIM
 from ..identifiers import Shape
 from ..kinds import Kind
 from ..limits import bounded_finditer
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_succeeded
+from ..text import clause_prefix
 from .base import finding
 
 # Tool citations, matched on the lower-cased reply (names are then cut from the original).
@@ -87,6 +89,7 @@ class _Cited:
     start: int
     end: int
     explicit_tool: bool
+    via: bool
 
 
 class CitationValidator:
@@ -105,6 +108,8 @@ class CitationValidator:
         out: list[Finding] = []
         seen: set[str] = set()
         for cited in _cited_tools(turn.reply, turn.reply_lower):
+            if not cited.via and BLOCKS_CLAIM.search(clause_prefix(turn.reply, cited.start)):
+                continue  # "I'll check it using the run_tests tool" names a plan, not a source
             name = _resolve(cited.name, offered)
             key = name.lower()
             if key in seen or key in _GENERIC_NAMES:
@@ -172,7 +177,8 @@ def _cited_tools(reply: str, lower: str) -> list[_Cited]:
             explicit = "tool" in m.groupdict() and m.group("tool") is not None
             explicit = explicit or m.group().lstrip().startswith("(") or "`" in m.group()
             start, end = m.start("name"), m.end("name")
-            found.append(_Cited(reply[start:end], start, end, explicit))
+            via = pattern is _TOOL_CITATIONS[0]
+            found.append(_Cited(reply[start:end], start, end, explicit, via))
     found.sort(key=lambda c: c.start)
     return found
 

@@ -27,8 +27,8 @@ _PROMISE = re.compile(
     r"einen moment|moment bitte|kleinen moment|ich (?:schaue|sehe|prüfe|überprüfe|checke|"
     r"kümmere mich|suche)|lass(?:en sie)? mich (?:kurz |schnell )?(?:nachsehen|prüfen|schauen|"
     r"nachschauen|suchen))\b"
-    r"|稍等|请稍候|请稍等|马上(?:查|看|检查|处理)|让我(?:查|看|检查|确认|核实|搜索)|"
-    r"我(?:来|去|先|这就)(?:查|看|检查|确认|核实|搜索)",
+    r"|稍等|请稍候|请稍等|稍后回复|稍后答复|马上去?(?:查|看|检查|处理)|"
+    r"让我(?:查|看|检查|确认|核实|搜索)|我(?:来|去|先|这就|马上)去?(?:查|看|检查|确认|核实|搜索)",
     re.IGNORECASE,
 )
 _WAITS_ON_USER = re.compile(

@@ -76,7 +76,9 @@ class ToolCallValidator:
             dropped = [
                 p
                 for p in properties
-                if p not in call.arguments and p not in absent and _plan_names_value(plan, p)
+                if p not in call.arguments
+                and p not in absent
+                and _plan_names_value(plan, p, properties.get(p))
             ]
             if dropped:
                 out.append(
@@ -116,11 +118,48 @@ def _plan_text(turn: Turn, call: ToolCall) -> str:
     return turn.reply if call.origin == "structured" else ""
 
 
-def _plan_names_value(plan: str, parameter: str) -> bool:
+def _plan_names_value(plan: str, parameter: str, schema: Any) -> bool:
+    """The plan gives `parameter` a value: `branch: x`, `branch=x`, or in prose "the
+    release/2.4 branch" / "branch release/2.4" with a value other than the default."""
     name = re.escape(parameter)
     value = r"(?:\"[^\"\n]|'[^'\n]|[^\s,;\"'])"
-    pattern = rf"(?<![\w-])[\"'`]?{name}[\"'`]?\s*[:=]\s*{value}"
-    return re.search(pattern, plan) is not None
+    if re.search(rf"(?<![\w-])[\"'`]?{name}[\"'`]?\s*[:=]\s*{value}", plan):
+        return True
+    default = str(schema.get("default", "")).lower() if isinstance(schema, Mapping) else ""
+    token = r"[`'\"]?([\w][\w./\-]*[\w/])[`'\"]?"
+    for m in re.finditer(rf"\b{name}\s+{token}|{token}\s+{name}\b", plan, re.IGNORECASE):
+        candidate = m.group(1) or m.group(2) or ""
+        if candidate.lower() not in _PLAN_FILLER and candidate.lower() != default:
+            return True
+    return False
+
+
+_PLAN_FILLER = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "same",
+        "new",
+        "its",
+        "your",
+        "my",
+        "our",
+        "to",
+        "on",
+        "in",
+        "of",
+        "for",
+        "with",
+        "default",
+        "current",
+        "correct",
+        "right",
+        "given",
+    }
+)
 
 
 def _name_span(reply: str, name: str) -> tuple[int, int] | None:
