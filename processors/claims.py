@@ -11,8 +11,16 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .claim_rules import ClaimRule, ClaimRules, alternation
-from .limits import bounded_finditer
-from .text import Sentence, at_sentence_start, clause_prefix, is_question, lowered, sentence_around
+from .limits import MAX_MATCHES_PER_PATTERN, bounded_finditer
+from .text import (
+    PhraseMatcher,
+    Sentence,
+    at_sentence_start,
+    clause_prefix,
+    is_question,
+    lowered,
+    sentence_around,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,7 @@ _EN_AUX = re.compile(
 )
 # "Ticket created." / "Email sent!": a headline of a few words that ends on the participle.
 _HEADLINE_WORDS = 4
+_CJK = re.compile(r"[\u3400-\u9fff]")
 # A participle inside markdown emphasis or a heading is a label ("3. **Processed Orders**:").
 _LABEL = re.compile(r"\*\*|__|#")
 _SUCCESS_ADVERB = re.compile(r"\b(?:successfully|erfolgreich)\b", re.IGNORECASE)
@@ -60,9 +69,8 @@ _ZH_BLOCK = re.compile(r"如果|假如|若|一旦|是否|未|没|尚|请|等到|
 class ClaimMatcher:
     """Compiled claim rules; `find(text)` returns every completion claim in order.
 
-    English and German verbs are matched on the lower-cased text without re.I (several
-    times faster); their left word boundary is checked by hand, because a leading `\b`
-    would stop the regex engine from skipping ahead by the verbs' first letters.
+    English and German verbs are looked up word by word in the lower-cased text (see
+    `PhraseMatcher`); Chinese phrases and custom patterns are regular expressions.
     """
 
     def __init__(self, rules: ClaimRules) -> None:
@@ -70,16 +78,8 @@ class ClaimMatcher:
         self._en_words = {w: r for r in rules.rules for w in r.en}
         self._de_words = {w: r for r in rules.rules for w in r.de}
         self._zh_words = {w: r for r in rules.rules for w in r.zh}
-
-    @cached_property
-    def _en(self) -> re.Pattern[str] | None:
-        words = list(self._en_words)
-        return re.compile(rf"(?:{alternation(words)})\b") if words else None
-
-    @cached_property
-    def _de(self) -> re.Pattern[str] | None:
-        words = list(self._de_words)
-        return re.compile(rf"(?:{alternation(words)})(?!\w)") if words else None
+        self._en = PhraseMatcher(self._en_words)
+        self._de = PhraseMatcher(self._de_words)
 
     @cached_property
     def _zh(self) -> re.Pattern[str] | None:
@@ -94,18 +94,18 @@ class ClaimMatcher:
         """Claims in `text`; pass `lower` (`text.lowered(text)`) when it is at hand."""
         lower = lowered(text) if lower is None else lower
         claims: list[Claim] = []
-        for pattern, parse in ((self._en, self._english), (self._de, self._german)):
-            if pattern is None:
-                continue
-            for m in bounded_finditer(pattern, lower):
-                if m.start() > 0 and lower[m.start() - 1].isalnum():
-                    continue
-                claim = parse(text, m)
-                if claim is not None:
-                    claims.append(claim)
-        if self._zh is not None:
+        for start, end, phrase in self._en.finditer(lower, MAX_MATCHES_PER_PATTERN):
+            claim = self._english(text, start, end, self._en_words[phrase])
+            if claim is not None:
+                claims.append(claim)
+        for start, end, phrase in self._de.finditer(lower, MAX_MATCHES_PER_PATTERN):
+            claim = self._simple(text, start, end, self._de_words[phrase], _DE_BLOCK, window=60)
+            if claim is not None:
+                claims.append(claim)
+        if self._zh is not None and _CJK.search(text):
             for m in bounded_finditer(self._zh, text):
-                claim = self._simple(text, m, self._zh_words, _ZH_BLOCK, window=8)
+                rule = self._zh_words[m.group()]
+                claim = self._simple(text, m.start(), m.end(), rule, _ZH_BLOCK, window=8)
                 if claim is not None:
                     claims.append(claim)
         for rule, pattern in self._extra:
@@ -120,20 +120,20 @@ class ClaimMatcher:
         claims.sort(key=lambda c: c.start)
         return claims
 
-    def _english(self, text: str, m: re.Match[str]) -> Claim | None:
-        sentence = sentence_around(text, m.start())
+    def _english(self, text: str, start: int, end: int, rule: ClaimRule) -> Claim | None:
+        sentence = sentence_around(text, start)
         if is_question(sentence.text):
             return None
-        prefix = clause_prefix(text, m.start())
-        prefix = prefix[max(0, len(prefix) - (m.start() - sentence.start)) :]
+        prefix = clause_prefix(text, start)
+        prefix = prefix[max(0, len(prefix) - (start - sentence.start)) :]
         if BLOCKS_CLAIM.search(prefix):
             return None
         first_person = _EN_SUBJECT.search(prefix) is not None
-        after = text[m.end() : m.end() + 16]
+        after = text[end : end + 16]
         bare = at_sentence_start(prefix) and not _LABEL.search(prefix)
         headline = (
             len(sentence.text.split()) <= _HEADLINE_WORDS
-            and sentence.text[m.end() - sentence.start :].strip(" .!\n") == ""
+            and sentence.text[end - sentence.start :].strip(" .!\n") == ""
             and not _LABEL.search(sentence.text)
         )
         if not (
@@ -145,28 +145,24 @@ class ClaimMatcher:
             or _SUCCESS_ADVERB.match(after.lstrip())
         ):
             return None
-        rule = self._en_words[m.group()]
-        return Claim(rule, text[m.start() : m.end()], m.start(), m.end(), sentence, first_person)
-
-    def _german(self, text: str, m: re.Match[str]) -> Claim | None:
-        return self._simple(text, m, self._de_words, _DE_BLOCK, window=60)
+        return Claim(rule, text[start:end], start, end, sentence, first_person)
 
     def _simple(
         self,
         text: str,
-        m: re.Match[str],
-        words: dict[str, ClaimRule],
+        start: int,
+        end: int,
+        rule: ClaimRule,
         block: re.Pattern[str],
         *,
         window: int,
     ) -> Claim | None:
-        sentence = sentence_around(text, m.start())
+        sentence = sentence_around(text, start)
         if is_question(sentence.text):
             return None
-        prefix = clause_prefix(text, m.start(), limit=window)
-        prefix = prefix[max(0, len(prefix) - (m.start() - sentence.start)) :]
+        prefix = clause_prefix(text, start, limit=window)
+        prefix = prefix[max(0, len(prefix) - (start - sentence.start)) :]
         # Replies mix languages ("Ich werde das nicht pushen, will do later"): both block.
         if block.search(prefix) or BLOCKS_CLAIM.search(prefix):
             return None
-        rule = words[m.group()]
-        return Claim(rule, text[m.start() : m.end()], m.start(), m.end(), sentence, True)
+        return Claim(rule, text[start:end], start, end, sentence, True)

@@ -26,6 +26,15 @@ _BACKTICKED = re.compile(r"`([A-Za-z_][\w.]{2,80})`")
 _TEST = re.compile(r"(?<![\w.])(test_\w{3,})")
 _CAMEL = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\b")
 _SNAKE = re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w.])")
+# A character or word each pattern needs; patterns absent from this map always run.
+_NEEDLES: dict[re.Pattern[str], str] = {
+    _FILE: ".",
+    _DIR: "/",
+    _CALL: "(",
+    _TEST: "test_",
+    _BACKTICKED: "`",
+    _SNAKE: "_",
+}
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 
 
@@ -53,6 +62,9 @@ def code_names(text: str, *, snake_case: bool = False) -> list[CodeName]:
             spans.append((m.start(), m.end(), -1))
             names.append(None)
     for rank, pattern in enumerate(patterns):
+        needle = _NEEDLES.get(pattern)
+        if needle is not None and needle not in text:
+            continue  # cheaper than a regex scan that cannot match
         group = 0 if pattern in (_FILE, _DIR) else 1
         for m in bounded_finditer(pattern, text):
             name = m.group(group)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .limits import bounded_finditer
-from .text import non_overlapping
+from .text import contains_token, non_overlapping
 
 
 class Shape(StrEnum):
@@ -104,6 +104,15 @@ _NOT_KEYS = frozenset(
 )
 _TRAILING = ".,;:!?'\")]}>*_"
 
+# Characters each shape cannot match without; SHAs have none.
+_NEEDLES: dict[Shape, tuple[str, ...]] = {
+    Shape.URL: ("://",),
+    Shape.EMAIL: ("@",),
+    Shape.UUID: ("-",),
+    Shape.KEY: ("-",),
+    Shape.RECORD: ("#", "_"),
+}
+
 _PRIORITY = (Shape.URL, Shape.EMAIL, Shape.UUID, Shape.KEY, Shape.RECORD, Shape.SHA)
 
 
@@ -121,7 +130,10 @@ def extract_identifiers(text: str) -> list[Identifier]:
 
 
 def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
-    out = []
+    out: list[tuple[str, int, int]] = []
+    needles = _NEEDLES.get(shape)
+    if needles is not None and not any(n in text for n in needles):
+        return out  # a substring test is far cheaper than a scan that cannot match
     if shape is Shape.URL:
         for m in bounded_finditer(_URL, text):
             token = m.group().rstrip(_TRAILING)
@@ -177,8 +189,8 @@ def is_grounded(identifier: Identifier, haystack_lower: str) -> bool:
     if identifier.shape is Shape.RECORD and token.startswith("#"):
         # "#W9502126" is the system's spelling of the "9502126" a user typed.
         digits = token.lstrip("#abcdefghijklmnopqrstuvwxyz")
-        return token[1:] in haystack_lower or _bounded_in(digits, haystack_lower)
-    return _bounded_in(token, haystack_lower)
+        return token[1:] in haystack_lower or contains_token(haystack_lower, digits)
+    return contains_token(haystack_lower, token)
 
 
 def _sha_grounded(token: str, haystack: str) -> bool:
@@ -186,20 +198,7 @@ def _sha_grounded(token: str, haystack: str) -> bool:
     if _bounded_start_in(token, haystack):
         return True
     # A hex run in the haystack (10+ chars) is a prefix of the token.
-    return any(_bounded_in(token[:k], haystack) for k in range(len(token) - 1, 9, -1))
-
-
-def _bounded_in(token: str, haystack: str) -> bool:
-    """Substring match with alphanumeric boundaries on both sides."""
-    start = haystack.find(token)
-    while start != -1:
-        end = start + len(token)
-        before = haystack[start - 1] if start > 0 else " "
-        after = haystack[end] if end < len(haystack) else " "
-        if not before.isalnum() and not after.isalnum():
-            return True
-        start = haystack.find(token, start + 1)
-    return False
+    return any(contains_token(haystack, token[:k]) for k in range(len(token) - 1, 9, -1))
 
 
 def _bounded_start_in(token: str, haystack: str) -> bool:

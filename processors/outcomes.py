@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from .model import ToolCall
@@ -42,8 +43,10 @@ def call_succeeded(call: ToolCall) -> bool:
     return not call_failed(call)
 
 
+@lru_cache(maxsize=4096)
 def result_is_error(text: str) -> bool:
-    """Recognise an error payload in a tool's result text."""
+    """Recognise an error payload in a tool's result text (memoised: several validators
+    ask about the same results of a turn)."""
     stripped = text.strip()
     if not stripped:
         return False

@@ -20,6 +20,10 @@ _CALL_START = re.compile(r'\{\s*"(?:name|tool|tool_name|function|recipient_name)
 _NAME_KEYS = ("name", "tool", "tool_name", "recipient_name")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 _MAX_CALLS = 20
+_MAX_ATTEMPTS = 50
+_MAX_CALL_CHARS = 64 * 1024
+"""A written-out call longer than this is not decoded: the bound keeps nested or
+unterminated objects from costing a scan of the whole reply per attempt."""
 _DECODER = json.JSONDecoder()
 
 
@@ -27,15 +31,19 @@ def find_prose_calls(text: str, *, step: int = 0) -> tuple[ToolCall, ...]:
     """Every tool call written as a JSON object inside `text`, in order of appearance."""
     calls: list[ToolCall] = []
     position = 0
-    while len(calls) < _MAX_CALLS:
+    for _ in range(_MAX_ATTEMPTS):
+        if len(calls) >= _MAX_CALLS:
+            break
         match = _CALL_START.search(text, position)
         if match is None:
             break
+        window = text[match.start() : match.start() + _MAX_CALL_CHARS]
         try:
-            obj, end = _DECODER.raw_decode(text, match.start())
+            obj, length = _DECODER.raw_decode(window)
         except (ValueError, RecursionError):
             position = match.end()
             continue
+        end = match.start() + length
         call = _call_from_object(obj, text[match.start() : end], step)
         if call is not None:
             calls.append(call)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 # A sentence ends at . ! ? followed by whitespace or the end, at CJK sentence marks, or at
@@ -121,6 +122,19 @@ def is_question(sentence: str) -> bool:
     return stripped.endswith(("?", "？", "吗", "吗。")) or stripped.endswith("吗？")
 
 
+def contains_token(haystack: str, token: str) -> bool:
+    """`token` occurs in `haystack` with no letter or digit right before or after it."""
+    start = haystack.find(token)
+    while start != -1:
+        end = start + len(token)
+        before = haystack[start - 1] if start > 0 else " "
+        after = haystack[end] if end < len(haystack) else " "
+        if not before.isalnum() and not after.isalnum():
+            return True
+        start = haystack.find(token, start + 1)
+    return False
+
+
 def non_overlapping(spans: list[tuple[int, int, int]]) -> list[int]:
     """Indexes of the spans to keep when overlapping ones compete: (start, end, rank),
     lower rank wins, then the earlier start. Sorting once keeps this O(n log n)."""
@@ -140,3 +154,43 @@ def non_overlapping(spans: list[tuple[int, int, int]]) -> list[int]:
         kept_ends.insert(at, end)
         kept.append(i)
     return sorted(kept, key=lambda i: spans[i][0])
+
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+
+class PhraseMatcher:
+    """Finds whole-word phrases in lower-cased text with one word scan and dict lookups.
+
+    A regex alternation of a hundred words is tried word by word at every position; this
+    reads each word once, so a reply costs the same whatever the number of phrases.
+    Multi-word phrases match with single spaces between their words.
+    """
+
+    def __init__(self, phrases: Iterable[str]) -> None:
+        by_first: dict[str, list[tuple[str, str]]] = {}
+        for phrase in set(phrases):
+            first, _, rest = phrase.partition(" ")
+            by_first.setdefault(first, []).append((" " + rest if rest else "", phrase))
+        for candidates in by_first.values():
+            candidates.sort(key=lambda c: len(c[0]), reverse=True)
+        self._by_first = by_first
+
+    def finditer(self, lower: str, limit: int = 2_000) -> Iterator[tuple[int, int, str]]:
+        """(start, end, phrase) for each phrase in `lower`, at most `limit` of them."""
+        found = 0
+        for m in _WORD.finditer(lower):
+            candidates = self._by_first.get(m.group())
+            if candidates is None:
+                continue
+            end = m.end()
+            for rest, phrase in candidates:
+                stop = end + len(rest)
+                if lower.startswith(rest, end) and not (
+                    stop < len(lower) and lower[stop].isalpha()
+                ):
+                    yield m.start(), stop, phrase
+                    found += 1
+                    break
+            if found >= limit:
+                return

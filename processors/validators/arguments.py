@@ -16,6 +16,7 @@ from ..grounding import Grounds, value_grounded
 from ..kinds import Kind
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_succeeded
+from ..text import contains_token
 from .base import finding
 from .tool_calls import resolve_tool
 
@@ -59,13 +60,16 @@ class ArgumentGroundingValidator:
         earlier_results: list[str] = []
         for call in turn.tool_calls:
             if call.arguments:
-                earlier = Grounds("\n".join(earlier_results).lower())
+                seen = known + "\n" + "\n".join(earlier_results).lower()
+                earlier = Grounds(seen[len(known) :])
                 definition = resolve_tool(call.name, definitions)
                 properties = definition.properties if definition else {}
                 for path, value in _leaves(call.arguments):
                     schema = properties.get(path.split(".", 1)[0].split("[", 1)[0])
                     if _not_checked(path, value, schema):
                         continue
+                    if isinstance(value, str) and contains_token(seen, value.lower()):
+                        continue  # verbatim: the common case, settled without normalising
                     if value_grounded(value, before) or value_grounded(value, earlier):
                         continue
                     if _confirmed_path(path, value, call):

@@ -37,6 +37,16 @@ _TOOL_CITATIONS = [
     re.compile(rf"\bmein(?:em|en)?\s+{_NAME}[- ]?(?:aufruf|call|tool-call)\b"),
     re.compile(rf"(?:使用|调用)了?\s*{_NAME}\s*(?P<tool>工具|接口|函数)?"),
 ]
+# Words each citation pattern cannot match without, in the same order.
+_NEEDLES = [
+    ("via",),
+    ("used", "called", "invoked", "ran", "queried", "consulted"),
+    ("my",),
+    ("using",),
+    ("tool", "werkzeug"),
+    ("mein",),
+    ("使用", "调用"),
+]
 _GENERIC_NAMES = frozenset(
     {
         "tool",
@@ -172,7 +182,9 @@ class CitationValidator:
 
 def _cited_tools(reply: str, lower: str) -> list[_Cited]:
     found = []
-    for pattern in _TOOL_CITATIONS:
+    for pattern, needles in zip(_TOOL_CITATIONS, _NEEDLES, strict=True):
+        if not any(n in lower for n in needles):
+            continue  # a substring test is far cheaper than a regex scan of a long reply
         for m in bounded_finditer(pattern, lower):
             explicit = "tool" in m.groupdict() and m.group("tool") is not None
             explicit = explicit or m.group().lstrip().startswith("(") or "`" in m.group()

@@ -8,7 +8,6 @@ human to confirm. Proposals ("I'd create tests/test_cache.py") are not claims of
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
 from collections.abc import Sequence
@@ -16,7 +15,7 @@ from collections.abc import Sequence
 from ..codeish import CodeName, code_names, name_grounded
 from ..kinds import Kind
 from ..model import Finding, Turn
-from ..text import sentences
+from ..text import sentence_around
 from .base import finding
 
 _PROPOSAL = re.compile(
@@ -38,6 +37,7 @@ _EXISTENCE = re.compile(
 _LISTING_TOOL = re.compile(r"list|ls|tree|glob|find|read|search|grep|cat|open|show|dir", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _MIN_SET = 3
+_MAX_LIST_LINES = 40
 
 
 class ConfabulationValidator:
@@ -79,40 +79,30 @@ class ConfabulationValidator:
 
 def _asserted_names(reply: str) -> list[CodeName]:
     """Names outside proposals. A proposal is a sentence with proposal wording, or a
-    bullet under a line like "I'd add these files:"."""
-    names = code_names(reply, snake_case=True)
-    if not names:
-        return []
-    proposals = _proposal_spans(reply)
-    starts = [start for start, _ in proposals]
+    bullet under a line like "I'd add these files:". Only the lines around names are read,
+    so a long reply costs one lookup per name, not one per line."""
     keep = []
-    for name in names:
-        at = bisect.bisect_right(starts, name.start) - 1
-        if at < 0 or name.start >= proposals[at][1]:
-            keep.append(name)
+    for name in code_names(reply, snake_case=True):
+        sentence = sentence_around(reply, name.start)
+        if _PROPOSAL.search(sentence.text) or _under_proposal_header(reply, name.start):
+            continue
+        keep.append(name)
     return keep
 
 
-def _proposal_spans(reply: str) -> list[tuple[int, int]]:
-    """Sorted, disjoint spans of the reply that propose rather than report."""
-    spans: list[tuple[int, int]] = []
-    offset = 0
-    under_proposal = False
-    for line in reply.splitlines(keepends=True):
-        stripped = line.strip()
-        is_bullet = _BULLET.match(line) is not None
-        if is_bullet and under_proposal:
-            spans.append((offset, offset + len(line)))
-        elif _PROPOSAL.search(stripped):
-            for sentence in sentences(line):
-                if _PROPOSAL.search(sentence.text):
-                    spans.append((offset + sentence.start, offset + sentence.end))
-        if stripped and not is_bullet:
-            under_proposal = (
-                stripped.endswith((":", "：")) and _PROPOSAL.search(stripped) is not None
-            )
-        offset += len(line)
-    return spans
+def _under_proposal_header(reply: str, position: int) -> bool:
+    """True when `position` is in a bullet list whose header line proposes."""
+    line_start = reply.rfind("\n", 0, position) + 1
+    for _ in range(_MAX_LIST_LINES):
+        line_end = reply.find("\n", line_start)
+        line = reply[line_start : len(reply) if line_end == -1 else line_end]
+        if line.strip() and not _BULLET.match(line):
+            stripped = line.strip()
+            return stripped.endswith((":", "：")) and _PROPOSAL.search(stripped) is not None
+        if line_start == 0:
+            return False
+        line_start = reply.rfind("\n", 0, line_start - 1) + 1
+    return False
 
 
 def _shared_pattern(names: list[CodeName]) -> bool:

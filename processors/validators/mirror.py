@@ -9,14 +9,14 @@ found (a search that came back empty).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ..codeish import code_names
 from ..identifiers import extract_identifiers
 from ..kinds import Kind
-from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
+from ..limits import MAX_FINDINGS_PER_VALIDATOR, MAX_MATCHES_PER_PATTERN
 from ..model import Finding, Turn
-from ..text import sentence_around
+from ..text import PhraseMatcher, sentence_around
 from .base import finding
 
 # Both scan the lower-cased reply. "X does not exist", "X is not defined": the subject
@@ -36,7 +36,37 @@ _NEGATION_BEFORE = re.compile(
     r"can't find|cannot find|did not find|didn't find|found no|unable to find|"
     r"es gibt kein\w*|konnte \w+ nicht finden|kein\w* \w+ namens)\b|没有找到|没有",
 )
-_ANY_NEGATION = re.compile(f"{_NEGATION_AFTER.pattern}|{_NEGATION_BEFORE.pattern}")
+# Words without which neither pattern can match: found by a cheap word scan, they point
+# at the few sentences worth the full patterns.
+_TRIGGERS = PhraseMatcher(
+    [
+        "not",
+        "no",
+        "never",
+        "missing",
+        "cannot",
+        "couldn't",
+        "can't",
+        "didn't",
+        "doesn't",
+        "don't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "unable",
+        "nicht",
+        "kein",
+        "keine",
+        "keinen",
+        "keiner",
+        "keinem",
+        "keines",
+        "fehlt",
+    ]
+)
+_CJK_TRIGGERS = ("不存在", "未定义", "没有", "找不到", "未找到")
+_MAX_SENTENCES = 200
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLAUSE_EDGE = re.compile(r"[,;:，；：、]|\s(?:but|only|aber|nur)\s|只有|但是?|现有")
 # A name introduced by its kind: "the table rechnungen", "Funktion foo", "load_user 函数".
@@ -65,12 +95,14 @@ class MirrorDriftValidator:
         out: list[Finding] = []
         seen: set[str] = set()
         examined: set[int] = set()
-        for negation in bounded_finditer(_ANY_NEGATION, turn.reply_lower):
+        for position in _negation_positions(turn.reply_lower):
             if len(out) >= MAX_FINDINGS_PER_VALIDATOR:
                 break
-            sentence = sentence_around(turn.reply, negation.start())
+            sentence = sentence_around(turn.reply, position)
             if sentence.start in examined:
                 continue
+            if len(examined) >= _MAX_SENTENCES:
+                break  # each negated sentence costs a name scan; real replies have a few
             examined.add(sentence.start)
             lower = turn.reply_lower[sentence.start : sentence.end]
             evidence = evidence or turn.tool_results_text.lower()
@@ -129,6 +161,16 @@ def _names(sentence: str, start: int, end: int) -> list[tuple[str, int, int]]:
         group = "after" if m.group("after") else "before"
         spans.add((m.group(group), m.start(group), m.end(group)))
     return [(text, start + s, start + e) for text, s, e in sorted(spans, key=lambda x: x[1])]
+
+
+def _negation_positions(lower: str) -> Iterator[int]:
+    for start, _, _ in _TRIGGERS.finditer(lower, MAX_MATCHES_PER_PATTERN):
+        yield start
+    for trigger in _CJK_TRIGGERS:
+        at = lower.find(trigger)
+        while at != -1:
+            yield at
+            at = lower.find(trigger, at + len(trigger))
 
 
 def _clause_start(lower: str, position: int) -> int:
