@@ -1,11 +1,10 @@
-# FactLedger: `make run` starts the product, `make test` runs every check.
+# FactLedger: `make run` checks the examples and scores the corpus, `make test` runs every check.
 # Both create .venv when it is missing and install what they need into it.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-SOURCES := factledger processors collector dashboard schemas benchmarks tests
 
 .PHONY: run test lint typecheck unit install clean
 
@@ -20,17 +19,20 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 run: install
-	$(BIN)/factledger check examples/pushed_without_tool.json
+	@for f in examples/*.json; do echo "== factledger check $$f"; $(BIN)/factledger check $$f; echo; done
+	@echo "== factledger eval (the labelled corpus)"
+	@cat tests/corpus/*.jsonl > $(VENV)/corpus.jsonl
+	$(BIN)/factledger eval $(VENV)/corpus.jsonl
 
 lint: install
-	$(BIN)/ruff check $(SOURCES)
-	$(BIN)/ruff format --check $(SOURCES)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 typecheck: install
 	$(BIN)/mypy
 
 unit: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -p no:cacheprovider
 
 test: lint typecheck unit
 

@@ -1,4 +1,4 @@
-"""Throughput of the full validator suite against seed 000's SHA-only validator.
+"""Throughput of the full validator suite against a plain SHA-only validator.
 
 Both run over the same pre-built turns: the test corpus (tests/corpus/*.jsonl) and every
 text reply of the 100 tau_retail runs. Turn construction is not timed. Each repetition
@@ -48,14 +48,14 @@ ADVERSARIAL_TARGET_S = 1.0
 ADVERSARIAL_CHARS = 1 << 20
 
 
-# --- the baseline: seed 000's SHA-only post-turn validator -----------------------------
+# --- the baseline: a plain SHA-only post-turn validator --------------------------------
 
 _SHA_LIKE = re.compile(r"(?<![A-Za-z0-9])([A-Fa-f0-9]{10,40})(?![A-Za-z0-9])")
 
 
 @dataclass(frozen=True)
 class ShaReport:
-    """What seed 000's validator reports: unverified tokens and user-origin echoes."""
+    """What the SHA-only validator reports: unverified tokens and user-origin echoes."""
 
     unverified: tuple[str, ...] = ()
     user_origin: tuple[str, ...] = ()
@@ -67,12 +67,12 @@ def sha_like(text: str) -> list[str]:
 
 
 def baseline_validate(turn: Turn) -> ShaReport:
-    """Seed 000's check: every SHA-like token of the reply must come from a tool result.
+    """The SHA-only check: every SHA-like token of the reply must come from a tool result.
 
     A token is verified when it equals, prefixes or extends a token of the turn's tool
     results; otherwise it is a user-origin echo if the user message has it, else unverified.
     The tool results are joined here rather than read from the Turn's cache, so the
-    baseline pays for its own input like the seed did.
+    baseline pays for its own input like a standalone validator would.
     """
     reply_tokens = sha_like(turn.reply)
     if not reply_tokens:
@@ -366,7 +366,7 @@ HEADER = (
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.validators",
-        description="Validator suite throughput vs seed 000's SHA-only validator.",
+        description="Validator suite throughput vs a plain SHA-only validator.",
     )
     parser.add_argument("--repeat", type=int, default=None, metavar="N", help="repetitions (5)")
     parser.add_argument(
@@ -387,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"per turn: median of {repeat} repetitions, fresh Turn each time, construction untimed,"
         " gc off while timing"
     )
-    print(f"baseline: seed 000 SHA-only validator; suite: {', '.join(runner.labels)}")
+    print(f"baseline: SHA-only validator; suite: {', '.join(runner.labels)}")
     print(
         f"targets: suite/baseline ≤ {RATIO_TARGET:.0f}×, suite p99 < {P99_TARGET_US:.0f} µs"
         " (last column)\n"

@@ -1,4 +1,4 @@
-"""Claim rules (seed 001): completion claims per capability, and the tools that back them.
+"""Claim rules: completion claims per capability, and the tools that back them.
 
 The default rules ship as `claim_rules.toml` beside this module; a deployment replaces them
 with its own file. Rules are data; `ClaimMatcher` compiles them once into a few

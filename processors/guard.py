@@ -6,7 +6,7 @@
     else:
         reply = result.annotate(after_self_correction=retried)
 
-Seed 000's three footnotes: a first flag, a flag that survived a self-correction attempt,
+Three footnotes: a first flag, a flag that survived a self-correction attempt,
 and identifiers quoted from the user (an echo, not a fabrication).
 """
 

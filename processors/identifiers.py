@@ -1,9 +1,10 @@
 """Identifier shapes: what in a reply names a concrete thing that a tool must have produced.
 
-Seed 000 checked only 10..40-hex SHAs and called everything else too noisy. FactLedger
-goes further with shapes that rarely collide with prose: SHA-1/SHA-256 hex, UUIDs, URLs
-with a path, ticket and record keys, e-mail addresses and order/record ids. Hex colours,
-versions, dates, times and plain numbers never match any shape.
+A SHA-only check (10..40 hex characters) is the usual starting point; other shapes are
+often dismissed as too noisy. FactLedger goes further with shapes that rarely collide with
+prose: SHA-1/SHA-256 hex, UUIDs, URLs with a path, ticket and record keys, e-mail addresses
+and order/record ids. Hex colours, versions, dates, times and plain numbers never match any
+shape.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ _UUID = re.compile(
     r"(?<![A-Za-z0-9])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
     r"(?![A-Za-z0-9])"
 )
-# Seed 000's boundaries: explicit lookarounds, because \b would not separate the hex run
-# from a hyphen-joined word. 10 is the minimum (seed 000's trade-off against colours,
-# error codes and version fragments); 64 covers SHA-256.
+# Explicit lookarounds as boundaries, because \b would not separate the hex run from a
+# hyphen-joined word. 10 is the minimum (a trade-off against colours, error codes and
+# version fragments); 64 covers SHA-256.
 _SHA = re.compile(r"(?<![A-Za-z0-9])[A-Fa-f0-9]{10,64}(?![A-Za-z0-9])")
 # OPS-4821, CT-20260922-001, JIRA-12: an upper-case project key and a number of 2+ digits.
 _KEY = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]{1,9}(?:-\d{2,}){1,3}(?![A-Za-z0-9-])")
@@ -173,7 +174,7 @@ def _looks_like_hash(token: str) -> bool:
 def is_grounded(identifier: Identifier, haystack_lower: str) -> bool:
     """True when the identifier occurs in the (lower-cased) haystack.
 
-    SHAs match by prefix in both directions (seed 000): a short form quoted from a full
+    SHAs match by prefix in both directions: a short form quoted from a full
     hash, or a full hash whose short form the tool showed. URLs match without a trailing
     slash and as a prefix of a longer URL the tool returned.
     """

@@ -1,8 +1,8 @@
 """The self-correction nudge: a framework message sent back to the model, not a user turn.
 
-Seed 000's framing, in FactLedger's words: a marker that says the message comes from the
-framework, the offending tokens by name, the word "hallucination", two ways forward
-(verify with a real tool call, or revise), and a reminder that this is not a new request.
+The framing: a marker that says the message comes from the framework, the offending
+tokens by name, the word "hallucination", two ways forward (verify with a real tool call,
+or revise), and a reminder that this is not a new request.
 The marker also keeps earlier nudges out of the conversation context, so a nudge that
 names a fabricated token never whitewashes it in a later turn.
 """

@@ -1,8 +1,8 @@
 """Tool calls that a model wrote out as JSON text instead of emitting a structured call.
 
-Seed 001's incident: under `tool_choice=auto` some models degrade the call to prose, the
-loop sees "no tool call" and ends with exit code 0. Such a call never ran; recognising it
-lets validators report the phantom call instead of trusting the text.
+Under `tool_choice=auto` some models degrade the call to prose, the loop sees "no tool
+call" and ends with exit code 0. Such a call never ran; recognising it lets validators
+report the phantom call instead of trusting the text.
 """
 
 from __future__ import annotations

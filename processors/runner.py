@@ -1,6 +1,6 @@
 """Run the validator suite over a turn and derive the verdict.
 
-Fail open (seed 000): a validator that raises yields a `validator_error` finding and the
+Fail open: a validator that raises yields a `validator_error` finding and the
 other validators' findings stand; the turn is never lost to a validator bug.
 """
 

@@ -23,7 +23,7 @@ from .nudges import is_framework_nudge
 from .prose_calls import find_prose_calls, parse_arguments
 
 CONTEXT_WINDOW = 10
-"""Conversation messages before the turn that count as known (seed 000's window)."""
+"""Conversation messages before the turn that count as known (the usual window of ten)."""
 
 
 def turn_from_transcript(

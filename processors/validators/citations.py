@@ -1,4 +1,4 @@
-"""Citations: of tools (seed 004) and of sources (seed 003).
+"""Citations: of tools and of sources.
 
 - `citation_unregistered_tool`: "(via NAME)", "I used NAME", "my NAME call" for a tool the
   agent was not offered.

@@ -1,4 +1,4 @@
-"""Claims against the ledger (seed 001, seed 004): what the reply says was done vs what ran.
+"""Claims against the ledger: what the reply says was done vs what ran.
 
 - `claim_without_tool`: a completion claim that no successful tool call of the session backs.
 - `error_reported_as_success`: the matching tool call of the turn failed, yet the reply

@@ -1,6 +1,6 @@
 """Class 5: a coherent set of names presented as existing, none of which a tool showed.
 
-Seed 000's hardest class: five plausible `test_memory_*.py` files, a `tools/` directory,
+The hardest class to catch: five plausible `test_memory_*.py` files, a `tools/` directory,
 a `build_registry(cfg)` function, all consistent and all invented. Token matching alone
 cannot prove it, so this validator only raises a suspicion (`flag`) with a score, for a
 human to confirm. Proposals ("I'd create tests/test_cache.py") are not claims of existence.

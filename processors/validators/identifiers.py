@@ -3,8 +3,10 @@
 - `fabricated_identifier`: grounded nowhere (no tool result of the session, not in the
   conversation or system prompt).
 - `borrowed_identifier`: known only from the conversation, yet presented as what a tool
-  returned (the provenance lie seed 000 could not see). A plain echo is clean.
-Tool results win over the conversation (seed 000's priority): a token in both is grounded.
+  returned (a provenance lie that a check of tool results alone cannot see). A plain echo
+  is clean.
+Tool results win over the conversation (the stronger evidence wins): a token in both is
+grounded.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Mirror drift (seed 000's "Spiegel-Drift"): something real reported as missing.
+"""Mirror drift: something real reported as missing.
 
 "`build_registry` is not defined in app.py" while the read_file result of this turn shows
 `def build_registry(cfg):`. The opposite of a fabrication, invisible to token checks

@@ -1,4 +1,4 @@
-"""Stalls (seed 004's looksLikeStall): the turn ends on a promise to act and calls nothing.
+"""Stalls: the turn ends on a promise to act and calls nothing.
 
 "One moment, let me check." with zero tool calls leaves the user waiting for work that
 will never happen. A question back to the user is not a stall, nor is a promise that

@@ -4,7 +4,7 @@
   call or written out as JSON text. Needs the offered tools; silent when they are unknown.
 - `missing_tool_arguments`: a call lacks arguments its schema requires (or sends them
   empty), or the turn's own plan text named a value for a parameter the call then dropped
-  (seed 000: the model "knows" the file content in the plan and forgets it in `arguments`).
+  (the model "knows" the file content in the plan and forgets it in `arguments`).
 """
 
 from __future__ import annotations

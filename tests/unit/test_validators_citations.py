@@ -1,4 +1,4 @@
-"""Citations of tools (seed 004) and of sources (seed 003)."""
+"""Citations of tools and of sources."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from tests.unit.transcripts import Call, chat, kinds_of
 TOOLS = ["read_file", "grep", "memory_write", "web_search", "fetch_url"]
 
 UNREGISTERED = [
-    pytest.param(
-        chat("Verified with grep (via local_exec).", tools=TOOLS), id="seed004-via-local-exec"
-    ),
+    pytest.param(chat("Verified with grep (via local_exec).", tools=TOOLS), id="via-local-exec"),
     pytest.param(
         chat("I used the shell_run tool to list the files.", tools=TOOLS), id="used-the-x-tool"
     ),
@@ -22,7 +20,7 @@ UNREGISTERED = [
     pytest.param(chat("我调用了 deploy_service 工具。", tools=TOOLS), id="chinese"),
 ]
 UNCALLED = [
-    pytest.param(chat("Noted (via memory_write).", tools=TOOLS), id="seed004-via-memory-write"),
+    pytest.param(chat("Noted (via memory_write).", tools=TOOLS), id="via-memory-write"),
     pytest.param(
         chat("I used read_file to confirm it.", tools=TOOLS), id="used-offered-not-called"
     ),
@@ -84,7 +82,7 @@ UNFETCHED = [
             calls=[Call("web_search", {"q": "limit"}, result=SEARCH_RESULT)],
             tools=TOOLS,
         ),
-        id="seed003-search-result-is-not-evidence",
+        id="search-result-is-not-evidence",
     ),
     pytest.param(chat(f"According to {PAGE}, the limit is 10.", tools=TOOLS), id="according-to"),
     pytest.param(

@@ -11,13 +11,13 @@ from tests.unit.transcripts import Call, chat, kinds_of
 PUSH_TOOLS = ["gh_put_file", "gh_list_commits"]
 
 CLAIM_WITHOUT_TOOL = [
-    pytest.param(chat("Done — I pushed the fix to main.", tools=PUSH_TOOLS), id="seed000-pushed"),
+    pytest.param(chat("Done — I pushed the fix to main.", tools=PUSH_TOOLS), id="pushed"),
     pytest.param(chat("The release notes have been published.", tools=["publish"]), id="passive"),
     pytest.param(chat("Deployed to production.", tools=["deploy"]), id="bare-participle"),
     pytest.param(chat("I've sent the invoice to the customer."), id="sent-zero-tools"),
     pytest.param(
         chat("I patched the bug and verified it with grep.", calls=[Call("read_file")]),
-        id="seed004-patched-after-read-only",
+        id="patched-after-read-only",
     ),
     pytest.param(chat("Ich habe den Commit gepusht.", tools=PUSH_TOOLS), id="german-gepusht"),
     pytest.param(chat("Der Artikel wurde erfolgreich veröffentlicht."), id="german-passive"),
@@ -90,7 +90,7 @@ def test_not_a_claim_or_backed(transcript: dict[str, Any]) -> None:
 
 FAILED_PUSH = Call("gh_put_file", {"path": "notes.md"}, result='{"error_code": "AUTH_FAILED"}')
 ERROR_AS_SUCCESS = [
-    pytest.param(chat("Erfolgreich gepusht!", calls=[FAILED_PUSH]), id="seed000-auth-failed"),
+    pytest.param(chat("Erfolgreich gepusht!", calls=[FAILED_PUSH]), id="auth-failed"),
     pytest.param(
         chat("I pushed notes.md to main.", calls=[Call("gh_put_file", result="x", is_error=True)]),
         id="is-error-flag",
@@ -197,7 +197,7 @@ def test_not_a_summary_without_action(transcript: dict[str, Any]) -> None:
 
 
 STALLS = [
-    pytest.param(chat("One moment, let me check."), id="seed004-one-moment"),
+    pytest.param(chat("One moment, let me check."), id="one-moment"),
     pytest.param(chat("Sure. I'll look into it and get back to you."), id="get-back"),
     pytest.param(chat("Einen Moment, ich prüfe das."), id="german"),
     pytest.param(chat("稍等，我查一下。"), id="chinese"),

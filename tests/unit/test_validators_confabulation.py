@@ -19,7 +19,7 @@ CONFABULATED = [
             "test_memory_validation.py and test_memory_eviction.py.",
             calls=[LISTING],
         ),
-        id="seed000-test-memory-files",
+        id="test-memory-files",
     ),
     pytest.param(
         chat(
@@ -27,7 +27,7 @@ CONFABULATED = [
             "tools/registry.py.",
             calls=[Call("read_file", {"path": "tools.py"}, result="def list_tools(): ...")],
         ),
-        id="seed000-tools-directory",
+        id="tools-directory",
     ),
     pytest.param(
         chat(
@@ -132,7 +132,7 @@ NOT_MIRROR = [
     pytest.param(chat("`build_registry` is defined in app.py.", calls=[READ]), id="affirmative"),
     pytest.param(chat("`build_registry` does not exist.", calls=[]), id="no-tool-results"),
     pytest.param(
-        chat("There is no `lifespan` function in app.py.", calls=[READ]), id="seed000-real-absence"
+        chat("There is no `lifespan` function in app.py.", calls=[READ]), id="real-absence"
     ),
 ]
 

@@ -13,16 +13,14 @@ FULL_SHA = "5dd7d3b1c2eaaa4ce26c08b67c61cb16092acaf3"
 SHA256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
 FABRICATED = [
-    pytest.param(chat("Done — commit 9d22a7cdeadbeef is on main."), id="seed000-invented-sha"),
+    pytest.param(chat("Done — commit 9d22a7cdeadbeef is on main."), id="invented-sha"),
     pytest.param(
         chat(f"Pushed. The new head is {SHA256}.", calls=[Call("git_push", result="pushed")]),
         id="sha256-not-in-trace",
     ),
     pytest.param(chat("Created the job 3f2504e0-4f89-11d3-9a0c-0305e82c3301 for you."), id="uuid"),
-    pytest.param(
-        chat("Published at https://media.example.com/item/fake-id"), id="seed001-url-with-path"
-    ),
-    pytest.param(chat("已登记到台账，登记号 CT-20260922-001。"), id="seed001-ledger-key"),
+    pytest.param(chat("Published at https://media.example.com/item/fake-id"), id="url-with-path"),
+    pytest.param(chat("已登记到台账，登记号 CT-20260922-001。"), id="ledger-key"),
     pytest.param(chat("Opened ticket OPS-4821 for the outage."), id="ticket-key"),
     pytest.param(chat("I emailed the invoice to billing.team@acme-corp.io."), id="email-address"),
     pytest.param(
@@ -54,7 +52,7 @@ CLEAN = [
         chat(
             f"You asked about {FULL_SHA}; I have not looked at it yet.", user=f"what is {FULL_SHA}?"
         ),
-        id="seed000-issue47-user-echo",
+        id="user-echo",
     ),
     pytest.param(chat("Commit 9d22a7c is mentioned in the changelog."), id="seven-char-short-sha"),
     pytest.param(

@@ -25,14 +25,14 @@ def prose_chat(text: str, tools: list[Any]) -> dict[str, Any]:
 UNREGISTERED = [
     pytest.param(
         chat("", calls=[Call("local_exec", {"cmd": "ls"})], tools=["read_file"]),
-        id="seed004-local-exec",
+        id="local-exec",
     ),
     pytest.param(
         chat("", calls=[Call("publish_article", {"id": "a1"})], tools=[]), id="no-tools-offered"
     ),
     pytest.param(
         prose_chat('{"name": "publish_article", "arguments": {"article_id": "a-17"}}', ["draft"]),
-        id="seed001-call-written-as-prose",
+        id="call-written-as-prose",
     ),
     pytest.param(
         prose_chat(
@@ -120,7 +120,7 @@ MISSING = [
             ],
             tools=[tool("write_file", required=("path",), content={"type": "string"})],
         ),
-        id="seed000-plan-had-content",
+        id="plan-had-content",
     ),
     pytest.param(
         chat("", calls=[Call("search_flights", {"origin": "BER"})], tools=[SEARCH]),
