@@ -1,0 +1,1 @@
+"""Span normalization: the attribute conventions agents emit, mapped onto one vocabulary."""

@@ -1,0 +1,58 @@
+"""Spans as FactLedger sees them: decoded once at the edge, then plain frozen values.
+
+Protobuf and OTLP/JSON types never leave `collector.otlp`; everything downstream (turn
+assembly, storage rows, the in-process span processor) reads `SpanRecord`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+AttributeValue = Any
+"""str, bool, int, float, bytes, a list of those, or a Mapping for OTLP kvlists."""
+
+STATUS_UNSET = 0
+STATUS_OK = 1
+STATUS_ERROR = 2
+
+
+@dataclass(frozen=True)
+class SpanEvent:
+    name: str
+    time_unix_nano: int = 0
+    attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SpanRecord:
+    """One span. Ids are lower-case hex (trace 32, span 16 characters; parent "" at a root).
+
+    `kind` and `status_code` keep OTLP's enum numbers (status: 0 unset, 1 ok, 2 error).
+    """
+
+    trace_id: str
+    span_id: str
+    name: str
+    parent_span_id: str = ""
+    kind: int = 0
+    start_time_unix_nano: int = 0
+    end_time_unix_nano: int = 0
+    status_code: int = STATUS_UNSET
+    status_message: str = ""
+    attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+    events: tuple[SpanEvent, ...] = ()
+    resource_attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+    scope_name: str = ""
+    scope_version: str = ""
+    tenant: str = "default"
+
+    @property
+    def service_name(self) -> str:
+        value = self.resource_attributes.get("service.name", "")
+        return value if isinstance(value, str) else str(value)
+
+    @property
+    def is_error(self) -> bool:
+        return self.status_code == STATUS_ERROR
