@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from factledger.processors.guard import check
 from factledger.processors.model import Finding
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
+from factledger.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings
 
 PROGRESS_MIN_BYTES = 256 * 1024
 """Files at least this large get a progress bar on stderr."""
@@ -58,7 +60,37 @@ def _parser() -> argparse.ArgumentParser:
     p_eval.add_argument("file", type=Path, help="JSONL of {id, transcript, expected}")
     p_eval.add_argument("--json", action="store_true", help="print the report as JSON")
     p_eval.set_defaults(handler=_cmd_eval)
+
+    p_serve = sub.add_parser("serve", help="run the service: OTLP receiver, validation, query API")
+    p_serve.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
+    p_serve.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
+    p_serve.add_argument(
+        "--store", help="store DSN, chdb:///path or http(s)://... (env FACTLEDGER_STORE)"
+    )
+    p_serve.add_argument(
+        "--data-dir", type=Path, help="embedded store and write-ahead log (default ./.factledger)"
+    )
+    p_serve.set_defaults(handler=_cmd_serve)
     return parser
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from factledger.collector.app import create_app
+
+    settings = ServiceSettings.from_env(
+        host=args.host,
+        port=args.port,
+        store_dsn=args.store,
+        data_dir=args.data_dir,
+        validation_config=args.config,
+    )
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    return 0
 
 
 def _runner(args: argparse.Namespace) -> ValidationRunner:

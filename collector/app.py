@@ -1,0 +1,114 @@
+"""The service: one FastAPI app wiring receiver, pipeline, query API and metrics.
+
+Everything long-lived is created in the lifespan and torn down there, in reverse order:
+store, write-ahead log, pipeline (which replays the log before it reports ready).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import PlainTextResponse
+
+from factledger.collector.api import router as api_router
+from factledger.collector.metrics import Metrics
+from factledger.collector.pipeline import Pipeline
+from factledger.collector.receiver import router as receiver_router
+from factledger.collector.store import Store, StoreConfig
+from factledger.collector.wal import WriteAheadLog
+from factledger.processors.runner import ValidationRunner
+from factledger.processors.settings import ValidationSettings
+from factledger.settings import ServiceSettings
+
+log = logging.getLogger("factledger.service")
+
+
+@dataclass
+class Service:
+    """What the routes need; stored on `app.state.service`."""
+
+    settings: ServiceSettings
+    store: Store
+    pipeline: Pipeline
+    metrics: Metrics
+
+
+def create_app(settings: ServiceSettings, *, store: Store | None = None) -> FastAPI:
+    """Build the app. Pass `store` to share an already opened store (tests on chDB,
+    where one process can open one data path)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = store is None
+        opened = store or Store.open(
+            StoreConfig(
+                dsn=settings.dsn,
+                database=settings.database,
+                retention_days=settings.retention_days,
+            )
+        )
+        validation = (
+            ValidationSettings.from_toml(settings.validation_config)
+            if settings.validation_config
+            else ValidationSettings()
+        )
+        metrics = Metrics()
+        wal = WriteAheadLog(
+            settings.wal_dir, retain_seconds=settings.max_wait_seconds + settings.grace_seconds + 60
+        )
+        pipeline = Pipeline(
+            opened,
+            wal,
+            ValidationRunner.from_settings(validation),
+            metrics,
+            grace_seconds=settings.grace_seconds,
+            max_wait_seconds=settings.max_wait_seconds,
+            max_pending_spans=settings.queue_spans,
+        )
+        pipeline.start()
+        app.state.service = Service(settings, opened, pipeline, metrics)
+        log.info(
+            "factledger serving on %s:%d, store %s", settings.host, settings.port, settings.dsn
+        )
+        try:
+            yield
+        finally:
+            pipeline.shutdown()
+            wal.close()
+            if owned:
+                opened.close()
+
+    app = FastAPI(
+        title="FactLedger",
+        summary="Checks LLM agents' replies against their own tool trace.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.include_router(receiver_router)
+    app.include_router(api_router, prefix="/api/v1")
+
+    @app.get("/metrics", response_class=PlainTextResponse, tags=["operations"])
+    def metrics(request: Request) -> Response:
+        """Prometheus text format: spans received/stored/dropped, turns, findings, queues."""
+        service: Service = request.app.state.service
+        return PlainTextResponse(service.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @app.get("/healthz", tags=["operations"])
+    def healthz() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["operations"])
+    def readyz(request: Request, response: Response) -> dict[str, str]:
+        """Ready once the write-ahead log is replayed and the store is open."""
+        service: Service = request.app.state.service
+        if not service.pipeline.ready:
+            response.status_code = 503
+            return {"status": "starting"}
+        return {"status": "ready"}
+
+    return app

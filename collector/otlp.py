@@ -1,0 +1,236 @@
+"""The OTLP/HTTP edge as pure functions: bodies in, `SpanRecord`s and response bodies out.
+
+The receiver route calls, in order: `decompress`, `decode_request`, `encode_response`
+(or, on an exception, `http_status_for` and `encode_status`). Nothing here does I/O or
+knows about FastAPI, so every OTLP rule is tested by calling a function with bytes.
+
+Errors, each with its HTTP status in `STATUS_FOR`:
+
+FactLedgerError
+ └── OtlpError
+      ├── OtlpDecodeError       400  the body is not an ExportTraceServiceRequest
+      ├── PayloadTooLarge       413  the body, or what it inflates to, exceeds the limit
+      ├── UnsupportedMediaType  415  Content-Type is neither protobuf nor JSON
+      └── UnsupportedEncoding   415  Content-Encoding is neither identity nor gzip
+
+A bad span is not an error: it is dropped, counted by reason in `DecodeResult`, and
+reported to the sender as OTLP partial success (200). Drop reasons: invalid_trace_id,
+invalid_span_id, invalid_parent_span_id, missing_name, too_many_spans; from JSON also
+invalid_kind, invalid_time, invalid_status, invalid_attributes, invalid_event,
+invalid_resource, invalid_scope, malformed_span.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+# googleapis-common-protos ships .pyi files but no py.typed marker.
+from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceResponse,
+)
+
+from factledger.collector.otlp_json import decode_json
+from factledger.collector.otlp_proto import decode_protobuf
+from factledger.processors.errors import FactLedgerError
+from factledger.processors.spans import SpanRecord
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+
+MAX_SPANS_PER_REQUEST = 100_000
+"""Spans one request may carry; the rest are rejected as "too_many_spans"."""
+
+_GZIP_CHUNK = 1 << 20
+"""Bytes inflated per step, so a gzip bomb is stopped within one chunk of the limit."""
+
+
+class OtlpError(FactLedgerError):
+    """Base of the errors the OTLP edge raises; `STATUS_FOR` gives each its HTTP status."""
+
+
+class OtlpDecodeError(OtlpError, ValueError):
+    """The body (or its gzip stream) cannot be read as an ExportTraceServiceRequest."""
+
+
+class PayloadTooLarge(OtlpError):
+    """The body, before or after decompression, exceeds the configured limit."""
+
+
+class UnsupportedMediaType(OtlpError):
+    """The Content-Type is neither application/x-protobuf nor application/json."""
+
+
+class UnsupportedEncoding(OtlpError):
+    """The Content-Encoding is neither identity nor gzip."""
+
+
+STATUS_FOR: Mapping[type[OtlpError], int] = {
+    OtlpDecodeError: 400,
+    PayloadTooLarge: 413,
+    UnsupportedMediaType: 415,
+    UnsupportedEncoding: 415,
+}
+"""HTTP status per edge error. 401/403 (authentication) and 429/503 + Retry-After
+(back-pressure) are the route's decisions, made before the body is read, not here."""
+
+
+def http_status_for(exc: BaseException) -> int | None:
+    """The HTTP status for an error out of this module (`STATUS_FOR`); None for any other
+    exception, which is not the sender's fault and should propagate as a server error."""
+    for cls, status in STATUS_FOR.items():
+        if isinstance(exc, cls):
+            return status
+    return None
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    """The spans of one request that can be used, and an account of the ones that cannot.
+
+    `rejected` is the sum of `reasons`; `error_message` summarises them for the sender's
+    partial_success ("" when nothing was rejected).
+    """
+
+    spans: tuple[SpanRecord, ...]
+    rejected: int = 0
+    reasons: Mapping[str, int] = field(default_factory=dict)
+    error_message: str = ""
+
+
+Media = Literal["protobuf", "json"]
+
+
+def media_of(content_type: str) -> Media:
+    """The media a Content-Type names ("protobuf" or "json"), ignoring case and parameters.
+
+    Raises UnsupportedMediaType for anything else. "application/protobuf" is taken as
+    protobuf too: some senders use it, and it cannot mean anything else.
+    """
+    essence = content_type.split(";", 1)[0].strip().lower()
+    if essence in (PROTOBUF, "application/protobuf"):
+        return "protobuf"
+    if essence == JSON:
+        return "json"
+    raise UnsupportedMediaType(f"unsupported Content-Type {content_type[:100]!r}")
+
+
+def response_content_type(content_type: str) -> str:
+    """The Content-Type to answer a request with: its own media type, JSON if unsupported."""
+    try:
+        return PROTOBUF if media_of(content_type) == "protobuf" else JSON
+    except UnsupportedMediaType:
+        return JSON
+
+
+def decode_request(
+    body: bytes,
+    content_type: str,
+    *,
+    tenant: str = "default",
+    max_spans: int = MAX_SPANS_PER_REQUEST,
+) -> DecodeResult:
+    """Decode an (already decompressed) OTLP/HTTP trace export body.
+
+    Never lets one span's fault reach another span: a span that cannot be keyed or read
+    is dropped and counted in the result. Raises UnsupportedMediaType for a Content-Type
+    other than protobuf or JSON, OtlpDecodeError when the body as a whole is unreadable,
+    and nothing else.
+    """
+    decode = decode_protobuf if media_of(content_type) == "protobuf" else decode_json
+    try:
+        spans, reasons = decode(body, tenant=tenant, max_spans=max_spans)
+    except ValueError as exc:
+        raise OtlpDecodeError(str(exc)) from exc
+    rejected = sum(reasons.values())
+    return DecodeResult(
+        spans=tuple(spans),
+        rejected=rejected,
+        reasons=dict(sorted(reasons.items())),
+        error_message=_summary(reasons, len(spans), max_spans) if rejected else "",
+    )
+
+
+def _summary(reasons: Mapping[str, int], kept: int, max_spans: int) -> str:
+    rejected = sum(reasons.values())
+    counts = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
+    text = f"rejected {rejected} of {kept + rejected} spans ({counts})"
+    if "too_many_spans" in reasons:
+        text += f"; at most {max_spans} spans are read per request"
+    if reasons.keys() & {"invalid_trace_id", "invalid_span_id", "invalid_parent_span_id"}:
+        text += "; ids must be 16/8 bytes, in OTLP/JSON as 32/16 hex characters"
+    return text
+
+
+def encode_response(content_type: str, rejected: int = 0, error_message: str = "") -> bytes:
+    """An ExportTraceServiceResponse body in the request's media type (see
+    `response_content_type`). `partial_success` is present only when something was
+    rejected or there is a message, so a clean export answers an empty message (`{}`)."""
+    if response_content_type(content_type) == PROTOBUF:
+        response = ExportTraceServiceResponse()
+        if rejected or error_message:
+            response.partial_success.rejected_spans = rejected
+            response.partial_success.error_message = error_message
+        return response.SerializeToString()
+    partial: dict[str, str] = {}
+    if rejected:
+        partial["rejectedSpans"] = str(rejected)  # int64: a decimal string in OTLP/JSON
+    if error_message:
+        partial["errorMessage"] = error_message
+    return _json({"partialSuccess": partial} if partial else {})
+
+
+def encode_status(content_type: str, code: int, message: str) -> bytes:
+    """A google.rpc.Status error body in the request's media type (see
+    `response_content_type`). `code` is a google.rpc.Code (3 INVALID_ARGUMENT, 8
+    RESOURCE_EXHAUSTED, 14 UNAVAILABLE, ...), not the HTTP status."""
+    if response_content_type(content_type) == PROTOBUF:
+        return bytes(Status(code=code, message=message).SerializeToString())
+    return _json({"code": code, "message": message})
+
+
+def _json(document: object) -> bytes:
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def decompress(body: bytes, content_encoding: str | None, *, limit: int) -> bytes:
+    """The body with its Content-Encoding (none, identity, gzip or x-gzip) undone.
+
+    Inflates in steps and raises PayloadTooLarge as soon as the output passes `limit`
+    bytes, so a gzip bomb costs at most `limit` plus one step of memory. Also raises
+    PayloadTooLarge for an unencoded body over `limit`, OtlpDecodeError for a corrupt or
+    truncated gzip stream, UnsupportedEncoding for any other encoding.
+    """
+    encoding = (content_encoding or "").strip().lower()
+    if encoding in ("", "identity"):
+        if len(body) > limit:
+            raise PayloadTooLarge(f"body of {len(body)} bytes exceeds the {limit}-byte limit")
+        return body
+    if encoding not in ("gzip", "x-gzip"):
+        raise UnsupportedEncoding(f"unsupported Content-Encoding {encoding[:100]!r}")
+    try:
+        return _gunzip(body, limit)
+    except zlib.error as exc:
+        raise OtlpDecodeError(f"corrupt gzip body: {exc}") from exc
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    out = bytearray()
+    pending = body
+    # A gzip file may hold several members back to back (RFC 1952 §2.2); inflate each.
+    while pending:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        while not inflater.eof:
+            chunk = inflater.decompress(pending, min(_GZIP_CHUNK, limit + 1 - len(out)))
+            pending = inflater.unconsumed_tail
+            out += chunk
+            if len(out) > limit:
+                raise PayloadTooLarge(f"gzip body inflates past the {limit}-byte limit")
+            if not chunk and not pending:
+                raise OtlpDecodeError("gzip body is truncated")
+        pending = inflater.unused_data
+    return bytes(out)

@@ -1,0 +1,300 @@
+"""The pipeline behind the receiver: write-ahead log, span writer, turn processor.
+
+    receiver ──submit──▶ WAL (durable) ──▶ ingest queue ──▶ span writer ──▶ store.spans
+                                                               │
+                                                               ▼
+                                          assembly queue ──▶ turn processor
+                                                               ├─ TurnAssembler
+                                                               ├─ validators
+                                                               └─▶ store.turns / findings
+
+`submit` returns as soon as the request is in the write-ahead log: ingest never waits
+for storage or validation. Queues are bounded by the number of spans accepted but not
+yet stored; past it `submit` refuses (the receiver answers 503 with Retry-After). A
+failed insert is retried, never dropped: those spans were acknowledged.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from factledger.collector import otlp, rows
+from factledger.collector.metrics import Metrics
+from factledger.collector.store import Store
+from factledger.collector.wal import WriteAheadLog
+from factledger.processors.assembler import AssembledTurn, TurnAssembler
+from factledger.processors.runner import ValidationRunner
+from factledger.processors.spans import SpanRecord
+
+log = logging.getLogger("factledger.pipeline")
+
+_BATCH_SPANS = 5_000
+_BATCH_SECONDS = 0.1
+_RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+
+
+def _datetime(unix_nano: int) -> datetime:
+    return datetime.fromtimestamp(unix_nano / 1e9, UTC)
+
+
+class PipelineFull(Exception):
+    """The pipeline holds as many unstored spans as it may; retry later (503)."""
+
+
+class PipelineClosed(Exception):
+    """The pipeline is shutting down and takes no more requests (503)."""
+
+
+@dataclass(frozen=True)
+class _Batch:
+    seq: int
+    spans: tuple[SpanRecord, ...]
+
+
+class Pipeline:
+    """Owns the queues and the two worker threads. `start()` replays the write-ahead log
+    before workers run; `shutdown()` drains what it can and is safe to call twice."""
+
+    def __init__(
+        self,
+        store: Store,
+        wal: WriteAheadLog,
+        runner: ValidationRunner,
+        metrics: Metrics,
+        *,
+        grace_seconds: float = 2.0,
+        max_wait_seconds: float = 60.0,
+        max_pending_spans: int = 200_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._store = store
+        self._wal = wal
+        self._runner = runner
+        self._metrics = metrics
+        self._clock = clock
+        self._max_pending = max_pending_spans
+        self._pending = 0
+        self._pending_lock = threading.Lock()
+        self._ingest: queue.Queue[_Batch] = queue.Queue()
+        self._assembly: queue.Queue[tuple[SpanRecord, ...]] = queue.Queue(maxsize=10_000)
+        self._assembler = TurnAssembler(
+            clock, grace_seconds=grace_seconds, max_wait_seconds=max_wait_seconds
+        )
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._ready = threading.Event()
+        self._closed = False
+        self._unassembled = 0  # spans stored but not yet added to the assembler
+        self._flush_requested = threading.Event()
+        self._flushed = threading.Event()
+        self._describe()
+
+    # --- receiver side ---------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set() and not self._closed
+
+    def has_capacity(self) -> bool:
+        return self._pending < self._max_pending and not self._closed
+
+    def submit(
+        self, content_type: str, tenant: str, body: bytes, spans: Sequence[SpanRecord]
+    ) -> int:
+        """Make the request durable and queue its spans; returns the log sequence number."""
+        if self._closed:
+            raise PipelineClosed
+        with self._pending_lock:
+            if self._pending + len(spans) > self._max_pending and self._pending > 0:
+                self._metrics.inc("factledger_spans_dropped_total", len(spans), reason="queue_full")
+                raise PipelineFull
+            self._pending += len(spans)
+        seq = self._wal.append(content_type, tenant, body)
+        self._ingest.put(_Batch(seq, tuple(spans)))
+        self._metrics.inc("factledger_spans_received_total", len(spans))
+        return seq
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Replay the write-ahead log into the queues, then start the workers."""
+        replayed = 0
+        for record in self._wal.replay():
+            try:
+                result = otlp.decode_request(record.body, record.content_type, tenant=record.tenant)
+            except Exception:  # a record that no longer decodes cannot be saved
+                log.exception("write-ahead log record %s does not decode", record.seq)
+                self._metrics.inc("factledger_wal_records_unreadable_total")
+                continue
+            with self._pending_lock:
+                self._pending += len(result.spans)
+            self._ingest.put(_Batch(record.seq, result.spans))
+            replayed += len(result.spans)
+        if replayed:
+            log.info("replayed %d spans from the write-ahead log", replayed)
+            self._metrics.inc("factledger_wal_replayed_spans_total", replayed)
+        for target, name in (
+            (self._write_spans, "span-writer"),
+            (self._process_turns, "turn-processor"),
+        ):
+            thread = threading.Thread(target=target, name=f"factledger-{name}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        self._ready.set()
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Stop taking requests, store what is queued, judge open turns; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.force_flush(timeout, judge_open_turns=True)
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def force_flush(self, timeout: float = 10.0, *, judge_open_turns: bool = False) -> bool:
+        """Wait until every accepted span is stored and every due turn judged (tests,
+        shutdown). With `judge_open_turns`, turns still open are judged now too."""
+        deadline = time.monotonic() + timeout
+        while self._pending > 0 or self._unassembled > 0:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        if judge_open_turns and self._threads:
+            self._flushed.clear()
+            self._flush_requested.set()
+            return self._flushed.wait(max(0.0, deadline - time.monotonic()))
+        return True
+
+    # --- workers ----------------------------------------------------------------------
+
+    def _write_spans(self) -> None:
+        while not self._stop.is_set():
+            batches = self._take_batches()
+            if not batches:
+                continue
+            spans = [s for b in batches for s in b.spans]
+            now_ms = int(time.time() * 1000)
+            span_rows = [rows.span_row(s, now_ms) for s in spans]
+            self._insert_with_retry("spans", self._store.insert_spans, span_rows)
+            self._metrics.inc("factledger_spans_stored_total", len(spans))
+            with self._pending_lock:
+                # Counted as unassembled before they stop counting as pending, so that
+                # force_flush never sees a moment where they are in neither.
+                self._unassembled += len(spans)
+                self._pending -= len(spans)
+            self._wal.release(max(b.seq for b in batches))
+            if spans:
+                self._assembly.put(tuple(spans))
+
+    def _take_batches(self) -> list[_Batch]:
+        try:
+            first = self._ingest.get(timeout=0.1)
+        except queue.Empty:
+            return []
+        batches = [first]
+        count = len(first.spans)
+        deadline = time.monotonic() + _BATCH_SECONDS
+        while count < _BATCH_SPANS and time.monotonic() < deadline:
+            try:
+                batch = self._ingest.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            batches.append(batch)
+            count += len(batch.spans)
+        return batches
+
+    def _process_turns(self) -> None:
+        while not self._stop.is_set():
+            try:
+                spans = self._assembly.get(timeout=0.05)
+            except queue.Empty:
+                spans = ()
+            for span in spans:
+                try:
+                    self._assembler.add(span)
+                except Exception:  # one bad span never takes the processor down
+                    log.exception("assembling span %s failed", span.span_id)
+                    self._metrics.inc("factledger_spans_dropped_total", reason="assembly_error")
+            flush = self._flush_requested.is_set()
+            due = self._assembler.flush_all() if flush else self._assembler.due()
+            if due:
+                try:
+                    self._judge(due)
+                except Exception:
+                    log.exception("judging %d turns failed", len(due))
+                    self._metrics.inc("factledger_turns_failed_total", len(due))
+            with self._pending_lock:
+                self._unassembled -= len(spans)
+            if flush:
+                self._flush_requested.clear()
+                self._flushed.set()
+
+    def _judge(self, turns: Sequence[AssembledTurn]) -> None:
+        validated_at = datetime.now(UTC)
+        turn_rows: list[list[object]] = []
+        finding_rows: list[list[object]] = []
+        for assembled in turns:
+            verdict = self._runner.validate(assembled.turn)
+            started = _datetime(assembled.started_at_ns)
+            turn_rows.append(
+                rows.turn_row(
+                    assembled.turn,
+                    verdict,
+                    version=assembled.version,
+                    started_at=started,
+                    ended_at=_datetime(assembled.ended_at_ns),
+                    validated_at=validated_at,
+                    span_ids=assembled.span_ids,
+                )
+            )
+            finding_rows.extend(
+                rows.finding_rows(
+                    assembled.turn, verdict, version=assembled.version, started_at=started
+                )
+            )
+            model = assembled.turn.model or "unknown"
+            self._metrics.inc(
+                "factledger_turns_validated_total", verdict=verdict.outcome.value, model=model
+            )
+            for f in verdict.findings:
+                self._metrics.inc("factledger_findings_total", kind=f.kind.value)
+        self._insert_with_retry("turns", self._store.insert_turns, turn_rows)
+        if finding_rows:
+            self._insert_with_retry("findings", self._store.insert_findings, finding_rows)
+
+    def _insert_with_retry(
+        self, what: str, insert: Callable[[list[list[object]]], object], batch: list[list[object]]
+    ) -> None:
+        attempt = 0
+        while True:
+            try:
+                insert(batch)
+                return
+            except Exception:
+                delay = _RETRY_SECONDS[min(attempt, len(_RETRY_SECONDS) - 1)]
+                log.exception("inserting %s failed; retrying in %.1fs", what, delay)
+                self._metrics.inc("factledger_store_errors_total", table=what)
+                attempt += 1
+                if self._stop.wait(delay):
+                    return
+
+    def _describe(self) -> None:
+        m = self._metrics
+        m.describe("factledger_spans_received_total", "Spans accepted by the receiver.")
+        m.describe("factledger_spans_stored_total", "Spans written to the store.")
+        m.describe("factledger_spans_dropped_total", "Spans not accepted, by reason.")
+        m.describe("factledger_turns_validated_total", "Turns judged, by verdict and model.")
+        m.describe("factledger_findings_total", "Findings reported, by kind.")
+        m.gauge(
+            "factledger_queue_spans", "Spans accepted but not yet stored.", lambda: self._pending
+        )
+        m.gauge(
+            "factledger_open_turns", "Turns being assembled.", lambda: self._assembler.open_count
+        )

@@ -1,0 +1,106 @@
+"""POST /v1/traces: the OTLP/HTTP receiver.
+
+The route only checks, decodes and hands over; it never waits for storage or validation.
+Status codes follow the OTLP/HTTP specification:
+
+| situation | status |
+|---|---|
+| accepted (some spans may be rejected: `partial_success` says how many and why) | 200 |
+| body that does not decode | 400 |
+| bearer token required and missing or wrong | 401 |
+| decompressed body above the limit | 413 |
+| media type or content encoding not supported | 415 |
+| pipeline full or shutting down (retryable; `Retry-After` set) | 503 |
+
+Capacity and authorization are checked before the body is read. Replies use the
+request's media type (protobuf or JSON); error bodies are `google.rpc.Status`.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import APIRouter, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from factledger.collector import otlp
+from factledger.collector.pipeline import PipelineClosed, PipelineFull
+
+router = APIRouter(tags=["ingest"])
+
+RETRY_AFTER_SECONDS = 2
+# google.rpc.Code for the Status body of each HTTP error status.
+_RPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 503: 14}
+
+
+@router.post("/v1/traces")
+async def export_traces(request: Request) -> Response:
+    """Receive an OTLP `ExportTraceServiceRequest` (protobuf or JSON, optionally gzip)."""
+    service = request.app.state.service
+    content_type = request.headers.get("content-type", "")
+    reply_type = otlp.response_content_type(content_type)
+    token = service.settings.ingest_token
+    if token is not None and not _authorized(request.headers.get("authorization", ""), token):
+        return _error(reply_type, 401, "missing or invalid bearer token")
+    try:
+        otlp.media_of(content_type)
+    except otlp.UnsupportedMediaType as exc:
+        return _error(reply_type, 415, str(exc))
+    if not service.pipeline.has_capacity():
+        service.metrics.inc("factledger_requests_refused_total", reason="queue_full")
+        return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
+    limit = service.settings.max_body_bytes
+    try:
+        raw = await _read_limited(request, limit)
+        body = otlp.decompress(raw, request.headers.get("content-encoding"), limit=limit)
+        result = await run_in_threadpool(otlp.decode_request, body, reply_type, tenant="default")
+    except Exception as exc:
+        status = otlp.http_status_for(exc)
+        if status is None:
+            raise
+        service.metrics.inc("factledger_requests_refused_total", reason=str(status))
+        return _error(reply_type, status, str(exc) or type(exc).__name__)
+    for reason, count in result.reasons.items():
+        service.metrics.inc("factledger_spans_dropped_total", count, reason=reason)
+    try:
+        if result.spans:
+            await run_in_threadpool(
+                service.pipeline.submit, reply_type, "default", body, result.spans
+            )
+    except (PipelineFull, PipelineClosed):
+        return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
+    payload = otlp.encode_response(reply_type, result.rejected, result.error_message)
+    return Response(payload, status_code=200, media_type=reply_type)
+
+
+def _authorized(header: str, token: str) -> bool:
+    scheme, _, given = header.partition(" ")
+    # compare_digest keeps the comparison time independent of where the tokens differ
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    )
+
+
+async def _read_limited(request: Request, limit: int) -> bytes:
+    """The raw body, refusing more than `limit` bytes even before decompression."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise otlp.PayloadTooLarge(f"body of {declared} bytes exceeds the limit of {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise otlp.PayloadTooLarge(f"body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _error(media: str, status: int, message: str, *, retry: bool = False) -> Response:
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if retry else None
+    return Response(
+        otlp.encode_status(media, _RPC_CODE.get(status, 2), message),
+        status_code=status,
+        media_type=media,
+        headers=headers,
+    )

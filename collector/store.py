@@ -1,0 +1,643 @@
+"""The store: FactLedger's one door to ClickHouse (embedded chDB or a server).
+
+This is the only module that imports `clickhouse_connect`. Rows come in already shaped
+by `collector.rows`; queries come out as plain dicts and lists. Every value a caller
+passes reaches ClickHouse as a bound server-side parameter (`{name:Type}`); only the
+database name (validated in `StoreConfig`) and fixed SQL fragments are formatted in.
+
+A `Store` is safe to share between threads: the chDB client serializes calls on its
+handle, and HTTP clients are opened without a session so concurrent calls do not collide.
+
+Exceptions::
+
+    StoreError            a call to ClickHouse failed (`retryable`: trying again may help)
+    ValueError            a bad argument (unknown group_by or bucket, negative limit, ...)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from importlib import resources
+from typing import Any, Literal
+
+import clickhouse_connect
+from clickhouse_connect.driver.client import Client
+from clickhouse_connect.driver.exceptions import ClickHouseError, OperationalError
+
+from .rows import (
+    ALERT_COLUMNS,
+    ALERT_DELIVERY_COLUMNS,
+    FINDING_COLUMNS,
+    REVIEW_COLUMNS,
+    SPAN_COLUMNS,
+    TURN_COLUMNS,
+    epoch_ms,
+    from_epoch_ms,
+    span_view,
+)
+
+GroupBy = Literal["model", "agent", "service", "kind"]
+Bucket = Literal["1m", "5m", "1h", "1d"]
+
+BUCKET_SECONDS: dict[str, int] = {"1m": 60, "5m": 300, "1h": 3600, "1d": 86400}
+_GROUP_COLUMNS: dict[str, str] = {"model": "Model", "agent": "AgentName", "service": "ServiceName"}
+
+INSERT_CHUNK_ROWS = 50_000
+"""Rows per INSERT at most: bounds one request's memory; batches below it go in whole."""
+MAX_LIST_LIMIT = 1_000
+MAX_SERIES_POINTS = 10_000
+"""Buckets one reject-rate series may hold (a 1m bucket over a week is 10,080)."""
+MAX_OPEN_TRACES = 10_000
+MAX_SPAN_ROWS = 100_000
+_TRACE_IDS_PER_QUERY = 1_000
+
+_DATABASE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_DSN_SCHEMES = ("chdb", "http", "https")
+# ClickHouse error codes worth a retry: timeouts, overload, network, too many parts.
+_RETRYABLE_CODES = frozenset({159, 202, 209, 210, 241, 242, 252, 319})
+
+# The spans columns as `rows.span_from_row` and `rows.span_view` read them: times as
+# Unix nanoseconds. Aliases differ from column names (an alias equal to the column it
+# wraps would be cyclic), `_span_row` renames them back.
+_SPAN_SELECT = """
+    toUnixTimestamp64Nano(Timestamp) AS ts_ns, Tenant, TraceId, SpanId, ParentSpanId,
+    TraceState, SpanName, SpanKind, ServiceName, ResourceAttributes, ScopeName, ScopeVersion,
+    SpanAttributes, Duration, StatusCode, StatusMessage,
+    arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp) AS event_ts_ns,
+    Events.Name AS event_names, Events.Attributes AS event_attributes, AttributeTypes,
+    toUnixTimestamp64Milli(IngestedAt) AS ingested_ms
+"""
+_SPAN_ALIASES = {
+    "ts_ns": "Timestamp",
+    "event_ts_ns": "Events.Timestamp",
+    "event_names": "Events.Name",
+    "event_attributes": "Events.Attributes",
+    "ingested_ms": "IngestedAt",
+}
+
+# The latest version of every turn of a tenant. Duplicate rows of one version (a retried
+# insert) are removed by `LIMIT 1 BY TurnId` in the queries that use this.
+_LATEST = """
+    (TurnId, Version) IN (
+        SELECT TurnId, max(Version) FROM {db}.turns
+        WHERE Tenant = {tenant:String} GROUP BY TurnId
+    )
+"""
+
+_TURN_SUMMARY = """
+    TurnId, TraceId, ConversationId, ServiceName, AgentName, Model,
+    toUnixTimestamp64Milli(StartedAt) AS started_ms, toUnixTimestamp64Milli(EndedAt) AS ended_ms,
+    Verdict, Kinds, ReplyPreview, Version
+"""
+
+
+class StoreError(Exception):
+    """A call to ClickHouse failed. `retryable` is True when the same call may succeed
+    later (timeouts, overload, a lost connection); False for bad data or bad SQL."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where the data lives. `dsn` is `chdb:///abs/path` (embedded) or `http(s)://...`
+    (a server); `database` is created if missing; `retention_days` sets the tables' TTL
+    when they are created (an existing table keeps its TTL: see schemas/README.md)."""
+
+    dsn: str
+    database: str = "factledger"
+    retention_days: int = 30
+
+    def __post_init__(self) -> None:
+        scheme = self.dsn.partition(":")[0].lower()
+        if scheme not in _DSN_SCHEMES:
+            raise ValueError(f"store DSN must be chdb://, http:// or https://: {self.dsn!r}")
+        if not _DATABASE_NAME.fullmatch(self.database):
+            raise ValueError(
+                f"database name must be letters, digits and _ (not first a digit): "
+                f"{self.database!r}"
+            )
+        if not 1 <= self.retention_days <= 36_500:
+            raise ValueError(f"retention_days must be 1..36500, not {self.retention_days}")
+
+    @property
+    def embedded(self) -> bool:
+        return self.dsn.lower().startswith("chdb:")
+
+
+def schema_statements(database: str, retention_days: int) -> list[str]:
+    """Every DDL statement of `factledger.schemas/*.sql`, in file order, with `{db}` and
+    `{retention_days}` filled in. Each is idempotent (`IF NOT EXISTS`)."""
+    folder = resources.files("factledger.schemas")
+    files = sorted(
+        (entry for entry in folder.iterdir() if entry.name.endswith(".sql")),
+        key=lambda entry: entry.name,
+    )
+    statements: list[str] = []
+    for entry in files:
+        text = entry.read_text(encoding="utf-8")
+        text = text.replace("{db}", database).replace("{retention_days}", str(retention_days))
+        lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
+        statements.extend(s.strip() for s in "\n".join(lines).split(";") if s.strip())
+    return statements
+
+
+def _retryable(exc: ClickHouseError) -> bool:
+    return isinstance(exc, OperationalError) or getattr(exc, "code", None) in _RETRYABLE_CODES
+
+
+@contextmanager
+def _translated(action: str) -> Iterator[None]:
+    try:
+        yield
+    except ClickHouseError as exc:
+        raise StoreError(f"{action} failed: {exc}", retryable=_retryable(exc)) from exc
+    except (ValueError, TypeError, OverflowError, struct.error) as exc:
+        # The driver serializes rows itself and lets Python's own errors through: a value
+        # of the wrong type for its column. Sending the same rows again cannot help.
+        raise StoreError(f"{action} failed: {exc!r}", retryable=False) from exc
+
+
+def _check_limit(name: str, value: int, most: int) -> None:
+    if not 0 <= value <= most:
+        raise ValueError(f"{name} must be 0..{most}, not {value}")
+
+
+class Store:
+    """Writes rows and answers the query API's questions. Open with `Store.open`."""
+
+    def __init__(self, client: Client, config: StoreConfig) -> None:
+        self._client: Client | None = client
+        self._config = config
+        self._db = config.database
+        self._close_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, config: StoreConfig) -> Store:
+        """Connect, create the database if missing and apply every schema file.
+
+        Safe to call on an existing database (the DDL is idempotent). Raises StoreError.
+        """
+        extra: dict[str, Any] = {} if config.embedded else {"autogenerate_session_id": False}
+        with _translated("connecting to ClickHouse"):
+            client = clickhouse_connect.get_client(dsn=config.dsn, **extra)
+        store = cls(client, config)
+        try:
+            with _translated("applying the schema"):
+                client.command(f"CREATE DATABASE IF NOT EXISTS {config.database}")
+                for statement in schema_statements(config.database, config.retention_days):
+                    client.command(statement)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @property
+    def config(self) -> StoreConfig:
+        return self._config
+
+    def close(self) -> None:
+        """Release the connection. Idempotent; later calls raise StoreError."""
+        with self._close_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _live(self) -> Client:
+        client = self._client
+        if client is None:
+            raise StoreError("the store is closed", retryable=False)
+        return client
+
+    def _sql(self, text: str) -> str:
+        return text.replace("{db}", self._db)
+
+    def _query(self, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        client = self._live()
+        with _translated("query"):
+            result = client.query(self._sql(sql), parameters=dict(params))
+            return list(result.named_results())
+
+    def _scalar(self, sql: str, params: Mapping[str, Any]) -> int:
+        rows = self._query(sql, params)
+        return int(next(iter(rows[0].values()))) if rows else 0
+
+    def _insert(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> int:
+        width = len(columns)
+        for row in rows:
+            if len(row) != width:
+                raise ValueError(f"a {table} row has {len(row)} values, not {width}")
+        client = self._live()
+        for start in range(0, len(rows), INSERT_CHUNK_ROWS):
+            chunk = rows[start : start + INSERT_CHUNK_ROWS]
+            data = [list(column) for column in zip(*chunk, strict=True)]
+            with _translated(f"insert into {table}"):
+                client.insert(
+                    table,
+                    data,
+                    column_names=list(columns),
+                    database=self._db,
+                    column_oriented=True,
+                )
+        return len(rows)
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def insert_spans(self, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert `rows.span_row` rows; returns how many. Resending the same spans is
+        harmless (they collapse, and every count is distinct)."""
+        return self._insert("spans", SPAN_COLUMNS, rows)
+
+    def insert_turns(self, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert `rows.turn_row` rows (one per verdict version); returns how many."""
+        return self._insert("turns", TURN_COLUMNS, rows)
+
+    def insert_findings(self, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert `rows.finding_rows` rows; returns how many."""
+        return self._insert("findings", FINDING_COLUMNS, rows)
+
+    def insert_review(self, row: Sequence[Any]) -> None:
+        """Insert one `rows.review_row` row."""
+        self._insert("reviews", REVIEW_COLUMNS, [row])
+
+    def insert_alert(self, row: Sequence[Any]) -> None:
+        """Insert one `rows.alert_row` row (an alert firing or resolving)."""
+        self._insert("alerts", ALERT_COLUMNS, [row])
+
+    def insert_alert_delivery(self, row: Sequence[Any]) -> None:
+        """Insert one `rows.alert_delivery_row` row."""
+        self._insert("alert_deliveries", ALERT_DELIVERY_COLUMNS, [row])
+
+    # --- turns ----------------------------------------------------------------------------
+
+    def list_turns(
+        self,
+        tenant: str,
+        *,
+        verdict: str | None = None,
+        model: str | None = None,
+        agent: str | None = None,
+        kind: str | None = None,
+        trace_id: str | None = None,
+        conversation_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The latest version of the tenant's turns, newest first, and how many match.
+
+        Filters apply to the latest version; `since` <= StartedAt < `until`. Keys:
+        turn_id, trace_id, conversation_id, service, agent, model, started_at, ended_at
+        (aware UTC datetimes), verdict, kinds, reply_preview, version.
+        """
+        _check_limit("limit", limit, MAX_LIST_LIMIT)
+        _check_limit("offset", offset, 2**32 - 1)
+        params: dict[str, Any] = {"tenant": tenant, "limit": limit, "offset": offset}
+        conditions = ["Tenant = {tenant:String}", _LATEST]
+        filters: list[tuple[str, Any, str]] = [
+            ("verdict", verdict, "Verdict = {verdict:String}"),
+            ("model", model, "Model = {model:String}"),
+            ("agent", agent, "AgentName = {agent:String}"),
+            ("kind", kind, "has(Kinds, {kind:String})"),
+            ("trace_id", trace_id, "TraceId = {trace_id:String}"),
+            ("conversation_id", conversation_id, "ConversationId = {conversation_id:String}"),
+            (
+                "since_ms",
+                None if since is None else epoch_ms(since),
+                "StartedAt >= fromUnixTimestamp64Milli({since_ms:Int64})",
+            ),
+            (
+                "until_ms",
+                None if until is None else epoch_ms(until),
+                "StartedAt < fromUnixTimestamp64Milli({until_ms:Int64})",
+            ),
+        ]
+        for name, value, condition in filters:
+            if value is not None:
+                params[name] = value
+                conditions.append(condition)
+        where = " AND ".join(conditions)
+        rows = self._query(
+            f"SELECT {_TURN_SUMMARY} FROM {{db}}.turns WHERE {where}"
+            " ORDER BY StartedAt DESC, TurnId DESC LIMIT 1 BY TurnId"
+            " LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
+            params,
+        )
+        total = self._scalar(f"SELECT uniqExact(TurnId) FROM {{db}}.turns WHERE {where}", params)
+        return [_turn_summary(row) for row in rows], total
+
+    def get_turn(self, tenant: str, turn_id: str) -> dict[str, Any] | None:
+        """The latest version of one turn with its findings, spans, reviews and the verdict
+        history (`versions`, oldest first); None when the tenant has no such turn."""
+        params = {"tenant": tenant, "turn_id": turn_id}
+        where = "Tenant = {tenant:String} AND TurnId = {turn_id:String}"
+        versions = self._query(
+            "SELECT Version, Verdict, Kinds, toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
+            f" FROM {{db}}.turns WHERE {where} ORDER BY Version LIMIT 1 BY Version",
+            params,
+        )
+        if not versions:
+            return None
+        latest = self._query(
+            f"SELECT {_TURN_SUMMARY}, Provider, UserMessage, Reply, ToolCalls, SpanIds,"
+            " Validators, MaxScore, HasClass5,"
+            " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
+            f" FROM {{db}}.turns WHERE {where} ORDER BY Version DESC LIMIT 1",
+            params,
+        )[0]
+        turn = _turn_summary(latest)
+        turn.update(
+            provider=latest["Provider"],
+            validated_at=from_epoch_ms(latest["validated_ms"]),
+            user_message=latest["UserMessage"],
+            reply=latest["Reply"],
+            tool_calls=json.loads(latest["ToolCalls"] or "[]"),
+            span_ids=list(latest["SpanIds"]),
+            validators=list(latest["Validators"]),
+            max_score=float(latest["MaxScore"]),
+            has_class5=bool(latest["HasClass5"]),
+            findings=self._findings(tenant, turn_id, int(latest["Version"])),
+            spans=self._spans_of_turn(tenant, latest),
+            reviews=self._reviews(tenant, turn_id),
+            versions=[
+                {
+                    "version": int(v["Version"]),
+                    "verdict": v["Verdict"],
+                    "kinds": list(v["Kinds"]),
+                    "validated_at": from_epoch_ms(v["validated_ms"]),
+                }
+                for v in versions
+            ],
+        )
+        return turn
+
+    def _findings(self, tenant: str, turn_id: str, version: int) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT Kind, Class, Severity, Message, Token, CheckedAgainst, SpanStart, SpanEnd,"
+            " Validator, Score, CallId FROM {db}.findings"
+            " WHERE Tenant = {tenant:String} AND TurnId = {turn_id:String}"
+            " AND Version = {version:UInt32} ORDER BY Idx LIMIT 1 BY Idx",
+            {"tenant": tenant, "turn_id": turn_id, "version": version},
+        )
+        return [
+            {
+                "kind": r["Kind"],
+                "class": r["Class"],
+                "severity": r["Severity"],
+                "message": r["Message"],
+                "token": r["Token"],
+                "checked_against": list(r["CheckedAgainst"]),
+                "span": None if r["SpanStart"] < 0 else [r["SpanStart"], r["SpanEnd"]],
+                "validator": r["Validator"],
+                "score": None if r["Score"] < 0 else float(r["Score"]),
+                "call_id": r["CallId"] or None,
+            }
+            for r in rows
+        ]
+
+    def _spans_of_turn(self, tenant: str, turn: Mapping[str, Any]) -> list[dict[str, Any]]:
+        span_ids = list(turn["SpanIds"])
+        if not span_ids:
+            return []
+        # SpanId is not in the sort key: the time window around the turn prunes the daily
+        # partitions to the turn's days (a day's margin for clock skew between services).
+        rows = self._query(
+            f"SELECT {_SPAN_SELECT} FROM {{db}}.spans"
+            " WHERE Tenant = {tenant:String} AND SpanId IN {span_ids:Array(String)}"
+            " AND Timestamp >= fromUnixTimestamp64Milli({started_ms:Int64}) - INTERVAL 1 DAY"
+            " AND Timestamp <= fromUnixTimestamp64Milli({ended_ms:Int64}) + INTERVAL 1 DAY"
+            " ORDER BY Timestamp, SpanId LIMIT 1 BY TraceId, SpanId",
+            {
+                "tenant": tenant,
+                "span_ids": span_ids,
+                "started_ms": turn["started_ms"],
+                "ended_ms": turn["ended_ms"],
+            },
+        )
+        return [span_view(_span_row(row)) for row in rows]
+
+    def _reviews(self, tenant: str, turn_id: str) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT ReviewId, Label, Note, Reviewer,"
+            " toUnixTimestamp64Milli(CreatedAt) AS created_ms FROM {db}.reviews"
+            " WHERE Tenant = {tenant:String} AND TurnId = {turn_id:String}"
+            " ORDER BY CreatedAt, ReviewId",
+            {"tenant": tenant, "turn_id": turn_id},
+        )
+        return [
+            {
+                "review_id": r["ReviewId"],
+                "label": r["Label"],
+                "note": r["Note"],
+                "reviewer": r["Reviewer"],
+                "created_at": from_epoch_ms(r["created_ms"]),
+            }
+            for r in rows
+        ]
+
+    def review_queue(self, tenant: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Flagged turns (latest version) nobody has reviewed yet: class-5 suspicions
+        first, then by score (highest first), then newest. Keys: those of `list_turns`
+        plus max_score and has_class5."""
+        _check_limit("limit", limit, MAX_LIST_LIMIT)
+        rows = self._query(
+            f"SELECT {_TURN_SUMMARY}, MaxScore, HasClass5 FROM {{db}}.turns"
+            f" WHERE Tenant = {{tenant:String}} AND {_LATEST} AND Verdict = 'flag'"
+            " AND TurnId NOT IN (SELECT TurnId FROM {db}.reviews WHERE Tenant = {tenant:String})"
+            " ORDER BY HasClass5 DESC, MaxScore DESC, StartedAt DESC, TurnId DESC"
+            " LIMIT 1 BY TurnId LIMIT {limit:UInt32}",
+            {"tenant": tenant, "limit": limit},
+        )
+        queue = []
+        for row in rows:
+            turn = _turn_summary(row)
+            turn.update(max_score=float(row["MaxScore"]), has_class5=bool(row["HasClass5"]))
+            queue.append(turn)
+        return queue
+
+    # --- reject rates ---------------------------------------------------------------------
+
+    def reject_rate(
+        self,
+        tenant: str,
+        *,
+        group_by: GroupBy,
+        bucket: Bucket,
+        since: datetime,
+        until: datetime,
+    ) -> list[dict[str, Any]]:
+        """Rejected and flagged turns over all turns, per group and time bucket.
+
+        `since`/`until` are widened to whole buckets (UTC). Returns one series per key,
+        sorted by key: `{key, points: [{t, turns, rejected, flagged, rate}]}` with `t` the
+        bucket start (aware UTC). Like the materialized view it reads, a turn counts under
+        every verdict any of its versions had. For `group_by="kind"`, `turns` is every turn
+        in the bucket and `rejected`/`flagged` the turns with a finding of that kind at that
+        severity; each kind has a point for every bucket that has turns.
+        Raises ValueError for an unknown group_by or bucket, or too many buckets.
+        """
+        if bucket not in BUCKET_SECONDS:
+            raise ValueError(f"bucket must be one of {sorted(BUCKET_SECONDS)}, not {bucket!r}")
+        if group_by not in (*_GROUP_COLUMNS, "kind"):
+            raise ValueError(f"group_by must be model, agent, service or kind, not {group_by!r}")
+        width = BUCKET_SECONDS[bucket]
+        first = epoch_ms(since) // 1000 // width * width
+        end = -(-epoch_ms(until) // (width * 1000)) * width
+        if (end - first) // width > MAX_SERIES_POINTS:
+            raise ValueError(f"more than {MAX_SERIES_POINTS} {bucket} buckets; widen the bucket")
+        params = {"tenant": tenant, "width": width, "first": first, "end": end}
+        window = (
+            "Tenant = {tenant:String} AND Minute >= toDateTime({first:Int64})"
+            " AND Minute < toDateTime({end:Int64})"
+        )
+        bucket_expr = "intDiv(toUInt32(Minute), {width:UInt32}) * {width:UInt32}"
+        if group_by != "kind":
+            rows = self._query(
+                f"SELECT {_GROUP_COLUMNS[group_by]} AS key, {bucket_expr} AS t,"
+                " uniqExactMerge(turns) AS n_turns, uniqExactIfMerge(rejected) AS n_rejected,"
+                " uniqExactIfMerge(flagged) AS n_flagged"
+                f" FROM {{db}}.turn_stats_1m_data WHERE {window}"
+                " GROUP BY key, t ORDER BY key, t",
+                params,
+            )
+            return _series(rows)
+        totals = {
+            row["t"]: row["n_turns"]
+            for row in self._query(
+                f"SELECT {bucket_expr} AS t, uniqExactMerge(turns) AS n_turns"
+                f" FROM {{db}}.turn_stats_1m_data WHERE {window} GROUP BY t",
+                params,
+            )
+        }
+        by_kind = self._query(
+            "SELECT Kind AS key,"
+            " intDiv(toUInt32(toDateTime(StartedAt)), {width:UInt32}) * {width:UInt32} AS t,"
+            " uniqExactIf(TurnId, Severity = 'reject') AS n_rejected,"
+            " uniqExactIf(TurnId, Severity = 'flag') AS n_flagged"
+            " FROM {db}.findings WHERE Tenant = {tenant:String}"
+            " AND StartedAt >= fromUnixTimestamp64Milli({first:Int64} * 1000)"
+            " AND StartedAt < fromUnixTimestamp64Milli({end:Int64} * 1000)"
+            " GROUP BY key, t",
+            params,
+        )
+        found = {(row["key"], row["t"]): row for row in by_kind}
+        rows = [
+            {
+                "key": key,
+                "t": t,
+                "n_turns": n_turns,
+                "n_rejected": found.get((key, t), {}).get("n_rejected", 0),
+                "n_flagged": found.get((key, t), {}).get("n_flagged", 0),
+            }
+            for key in sorted({key for key, _ in found})
+            for t, n_turns in sorted(totals.items())
+        ]
+        return _series(rows)
+
+    # --- counts ---------------------------------------------------------------------------
+
+    def span_count(self, tenant: str) -> int:
+        """Distinct (TraceId, SpanId) of the tenant: a resent span counts once."""
+        return self._scalar(
+            "SELECT uniqExact(TraceId, SpanId) FROM {db}.spans WHERE Tenant = {tenant:String}",
+            {"tenant": tenant},
+        )
+
+    def turn_count(self, tenant: str) -> int:
+        """Distinct turns of the tenant (every version of a turn counts once)."""
+        return self._scalar(
+            "SELECT uniqExact(TurnId) FROM {db}.turns WHERE Tenant = {tenant:String}",
+            {"tenant": tenant},
+        )
+
+    def finding_count(self, tenant: str) -> int:
+        """Findings of the latest version of each of the tenant's turns."""
+        return self._scalar(
+            "SELECT uniqExact(TurnId, Version, Idx) FROM {db}.findings"
+            f" WHERE Tenant = {{tenant:String}} AND {_LATEST}",
+            {"tenant": tenant},
+        )
+
+    # --- recovery -------------------------------------------------------------------------
+
+    def open_traces(self, tenant: str, since: datetime, limit: int = MAX_OPEN_TRACES) -> list[str]:
+        """Trace ids with spans ingested at or after `since` and no turn row yet, sorted:
+        the turns that were in flight when the process stopped. At most `limit`."""
+        _check_limit("limit", limit, MAX_OPEN_TRACES)
+        rows = self._query(
+            "SELECT DISTINCT TraceId FROM {db}.spans WHERE Tenant = {tenant:String}"
+            " AND IngestedAt >= fromUnixTimestamp64Milli({since_ms:Int64})"
+            " AND TraceId NOT IN (SELECT TraceId FROM {db}.turns WHERE Tenant = {tenant:String})"
+            " ORDER BY TraceId LIMIT {limit:UInt32}",
+            {"tenant": tenant, "since_ms": epoch_ms(since), "limit": limit},
+        )
+        return [row["TraceId"] for row in rows]
+
+    def spans_for_traces(self, tenant: str, trace_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Every span of the given traces, once each, ordered by trace then start time, as
+        rows keyed by SPAN_COLUMNS for `rows.span_from_row`. At most MAX_SPAN_ROWS."""
+        unique = sorted(set(trace_ids))
+        spans: list[dict[str, Any]] = []
+        for start in range(0, len(unique), _TRACE_IDS_PER_QUERY):
+            batch = unique[start : start + _TRACE_IDS_PER_QUERY]
+            rows = self._query(
+                f"SELECT {_SPAN_SELECT} FROM {{db}}.spans WHERE Tenant = {{tenant:String}}"
+                " AND TraceId IN {trace_ids:Array(String)}"
+                " ORDER BY TraceId, Timestamp, SpanId LIMIT 1 BY TraceId, SpanId"
+                " LIMIT {limit:UInt32}",
+                {"tenant": tenant, "trace_ids": batch, "limit": MAX_SPAN_ROWS - len(spans)},
+            )
+            spans.extend(_span_row(row) for row in rows)
+            if len(spans) >= MAX_SPAN_ROWS:
+                break
+        return spans
+
+
+def _turn_summary(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "turn_id": row["TurnId"],
+        "trace_id": row["TraceId"],
+        "conversation_id": row["ConversationId"],
+        "service": row["ServiceName"],
+        "agent": row["AgentName"],
+        "model": row["Model"],
+        "started_at": from_epoch_ms(row["started_ms"]),
+        "ended_at": from_epoch_ms(row["ended_ms"]),
+        "verdict": row["Verdict"],
+        "kinds": list(row["Kinds"]),
+        "reply_preview": row["ReplyPreview"],
+        "version": int(row["Version"]),
+    }
+
+
+def _span_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {_SPAN_ALIASES.get(name, name): value for name, value in row.items()}
+
+
+def _series(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    series: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        turns = int(row["n_turns"])
+        rejected = int(row["n_rejected"])
+        series.setdefault(row["key"], []).append(
+            {
+                "t": from_epoch_ms(int(row["t"]) * 1000),
+                "turns": turns,
+                "rejected": rejected,
+                "flagged": int(row["n_flagged"]),
+                "rate": rejected / turns if turns else 0.0,
+            }
+        )
+    return [{"key": key, "points": points} for key, points in sorted(series.items())]

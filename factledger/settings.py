@@ -1,0 +1,104 @@
+"""Service settings: read once from the environment (and command-line overrides) into a
+frozen object. A bad value fails at start-up and names the variable.
+
+| variable | default | meaning |
+|---|---|---|
+| FACTLEDGER_STORE | chdb:///<data dir>/chdb | `chdb:///path` or `http(s)://user:pw@host:8123` |
+| FACTLEDGER_DATA_DIR | ./.factledger | embedded store and write-ahead log |
+| FACTLEDGER_DATABASE | factledger | ClickHouse database |
+| FACTLEDGER_INGEST_TOKEN | (none) | bearer token required on /v1/traces when set |
+| FACTLEDGER_MAX_BODY_BYTES | 67108864 | decompressed request size limit (413 above) |
+| FACTLEDGER_GRACE_SECONDS | 2 | quiet time after a turn's root ends before it is judged |
+| FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
+| FACTLEDGER_QUEUE_SPANS | 200000 | spans accepted but not yet stored (503 above) |
+| FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
+| FACTLEDGER_CONFIG | (none) | validation settings TOML ([validation] section) |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from factledger.processors.errors import ConfigError
+
+DEFAULT_PORT = 4318
+DEFAULT_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    data_dir: Path = Path(".factledger")
+    store_dsn: str = ""
+    database: str = "factledger"
+    ingest_token: str | None = None
+    max_body_bytes: int = 64 * 1024 * 1024
+    grace_seconds: float = 2.0
+    max_wait_seconds: float = 60.0
+    queue_spans: int = 200_000
+    retention_days: int = 30
+    validation_config: Path | None = None
+
+    @property
+    def dsn(self) -> str:
+        """The store DSN, defaulting to an embedded chDB path under the data directory."""
+        if self.store_dsn:
+            return self.store_dsn
+        return f"chdb://{(self.data_dir / 'chdb').resolve()}"
+
+    @property
+    def wal_dir(self) -> Path:
+        return self.data_dir / "wal"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServiceSettings:
+        """Settings from `env` (default os.environ); non-None `overrides` win."""
+        env = os.environ if env is None else env
+        settings = cls(
+            data_dir=Path(env.get("FACTLEDGER_DATA_DIR", ".factledger")),
+            store_dsn=env.get("FACTLEDGER_STORE", ""),
+            database=_identifier(env, "FACTLEDGER_DATABASE", "factledger"),
+            ingest_token=env.get("FACTLEDGER_INGEST_TOKEN") or None,
+            max_body_bytes=_number(env, "FACTLEDGER_MAX_BODY_BYTES", 64 * 1024 * 1024, int),
+            grace_seconds=_number(env, "FACTLEDGER_GRACE_SECONDS", 2.0, float),
+            max_wait_seconds=_number(env, "FACTLEDGER_MAX_WAIT_SECONDS", 60.0, float),
+            queue_spans=_number(env, "FACTLEDGER_QUEUE_SPANS", 200_000, int),
+            retention_days=_number(env, "FACTLEDGER_RETENTION_DAYS", 30, int),
+            validation_config=Path(env["FACTLEDGER_CONFIG"])
+            if env.get("FACTLEDGER_CONFIG")
+            else None,
+        )
+        chosen = {k: v for k, v in overrides.items() if v is not None}
+        settings = replace(settings, **chosen)
+        if settings.store_dsn and not settings.store_dsn.startswith(
+            ("chdb://", "http://", "https://")
+        ):
+            raise ConfigError("FACTLEDGER_STORE must start with chdb://, http:// or https://")
+        if not 0 < settings.port < 65536:
+            raise ConfigError(f"--port must be between 1 and 65535, not {settings.port}")
+        return settings
+
+
+def _number(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a {kind.__name__}, not {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be positive, not {raw!r}")
+    return value
+
+
+def _identifier(env: Mapping[str, str], name: str, default: str) -> str:
+    value = env.get(name) or default
+    if not value.replace("_", "").isalnum():
+        raise ConfigError(f"{name} must be letters, digits and underscores, not {value!r}")
+    return value

@@ -1,0 +1,552 @@
+"""TurnAssembler: spans in, complete turns out.
+
+Spans are grouped by trace. A group is judged when its root has ended (the agent span,
+or for agent-less traces the latest LLM call, which must not end in tool calls) and no
+span arrived for `grace_seconds`, or when it is older than `max_wait_seconds`. At that
+point it is cut into turns: the subtree of each outermost agent span is one turn; LLM
+calls outside any agent are split at each new user request (`turn_builder.split_turns`).
+
+Agents whose every LLM call is its own trace (common with OpenInference) are joined up:
+a call whose input messages extend an earlier call's input and output, with no new user
+request in between, joins the earlier call's group, and so do calls of the same
+conversation id answering the same request. One user request counts once.
+
+A span that arrives after its group was judged re-opens the group; each turn whose spans
+changed is judged again under the next version. A re-sent span (same trace and span id)
+is ignored. Everything is bounded: open groups (the oldest is judged early when full),
+spans per group, judged groups kept for late spans, span ids kept for duplicates.
+
+Not thread-safe: the pipeline calls one assembler from one thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TypeAlias
+
+from .model import Turn
+from .normalize.base import AgentInvocation, LlmStep, NormalizedSpan, ToolExecution
+from .spans import SpanRecord
+from .turn_builder import (
+    TurnSpans,
+    awaits_tools,
+    build_turn,
+    extend_fingerprints,
+    last_user_index,
+    prefix_fingerprints,
+    split_turns,
+)
+
+Normalizer: TypeAlias = Callable[[SpanRecord], NormalizedSpan | None]
+
+MAX_SPANS_PER_GROUP = 2_000
+"""Spans one group may hold; a trace past it is judged on the first ones."""
+
+_MAX_DEPTH = 256
+"""Parent links followed from a span; deeper (or cyclic) chains are cut there."""
+
+_MAX_JOIN_PREFIXES = 256
+"""History lengths under which one LLM call is offered for joining with another."""
+
+_SpanKey: TypeAlias = tuple[str, str]  # (trace id, span id)
+_TraceKey: TypeAlias = tuple[str, str]  # (tenant, trace id)
+
+
+@dataclass(frozen=True)
+class AssembledTurn:
+    """A turn ready to be judged. `version` is 1 for the first verdict and counts up each
+    time late spans change the turn. `span_ids` are the turn's spans, sorted."""
+
+    turn: Turn
+    version: int
+    span_ids: tuple[str, ...]
+    started_at_ns: int
+    ended_at_ns: int
+    tenant: str
+    service: str
+
+
+@dataclass
+class _Member:
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    value: NormalizedSpan | None
+    start_ns: int
+    end_ns: int
+    service: str
+
+
+@dataclass
+class _Group:
+    gid: int
+    tenant: str
+    first_seen: float
+    last_seen: float
+    members: dict[_SpanKey, _Member] = field(default_factory=dict)
+    traces: set[str] = field(default_factory=set)
+    join_keys: set[bytes] = field(default_factory=set)
+    ready: bool | None = None
+    """Cached readiness; None after a change."""
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One turn's share of a group, before it is built."""
+
+    spans: TurnSpans
+    members: tuple[_Member, ...]
+
+
+class TurnAssembler:
+    """Groups spans into turns and says when each turn is complete.
+
+    `add` takes spans in any order; `due` returns the turns complete at `now`;
+    `flush_all` completes every open turn (shutdown, tests). Not thread-safe.
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        grace_seconds: float = 2.0,
+        max_wait_seconds: float = 60.0,
+        max_open_turns: int = 10_000,
+        max_completed_groups: int = 1_000,
+        max_seen_spans: int = 200_000,
+        max_versions: int = 100_000,
+        normalizer: Normalizer | None = None,
+    ) -> None:
+        if normalizer is None:
+            from .normalize.dispatch import normalize
+
+            normalizer = normalize
+        self._normalize = normalizer
+        self._clock = clock
+        self._grace = grace_seconds
+        self._max_wait = max_wait_seconds
+        self._max_open = max(1, max_open_turns)
+        self._max_done = max(0, max_completed_groups)
+        self._max_seen = max(0, max_seen_spans)
+        self._max_versions = max(1, max_versions)
+        self._next_gid = 1
+        self._groups: dict[int, _Group] = {}
+        self._open: OrderedDict[int, None] = OrderedDict()  # by first_seen
+        self._quiet: OrderedDict[int, None] = OrderedDict()  # by last_seen
+        self._done: OrderedDict[int, None] = OrderedDict()  # judged, least recent first
+        self._by_trace: dict[_TraceKey, int] = {}
+        self._by_join_key: dict[bytes, int] = {}
+        self._seen: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self._versions: OrderedDict[str, tuple[int, frozenset[str]]] = OrderedDict()
+        self._ready_turns: list[AssembledTurn] = []
+        self._drops: dict[str, int] = {}
+
+    # --- public seam -------------------------------------------------------------------
+
+    @property
+    def open_count(self) -> int:
+        """Groups (traces, or chains of traces) still being assembled."""
+        return len(self._open)
+
+    @property
+    def drops(self) -> Mapping[str, int]:
+        """Spans or groups not handled the ordinary way, by reason (a snapshot)."""
+        return dict(self._drops)
+
+    def add(self, span: SpanRecord) -> None:
+        """Take one span. A re-sent span is ignored; spans that say nothing about an
+        agent turn only count as links (parents) within a trace already being assembled."""
+        seen_key = (span.tenant, span.trace_id, span.span_id)
+        trace_key = (span.tenant, span.trace_id)
+        group = self._group_of(trace_key)
+        key = (span.trace_id, span.span_id)
+        if seen_key in self._seen or (group is not None and key in group.members):
+            self._count("duplicate")
+            return
+        try:
+            value = self._normalize(span)
+        except Exception:  # one malformed span never stops assembly
+            self._count("normalize_error")
+            return
+        now = self._clock()
+        if value is None:
+            # Not a turn span: keep it as a link (it may sit between an agent and its
+            # calls), but never open or re-open a group for it.
+            if group is not None and self._has_room(group):
+                self._remember(seen_key)
+                group.members[key] = self._member(span, None)
+                if group.gid in self._open:
+                    group.ready = None
+                    self._touch(group, now)
+            return
+        join = _join_keys(span.tenant, value) if isinstance(value, LlmStep) else _NO_JOIN
+        target = self._joined_group(join.lookups, group)
+        if target is not None:
+            group = target if group is None else self._merge(target, group, now)
+            self._by_trace[trace_key] = group.gid
+            group.traces.add(span.trace_id)
+        if group is None:
+            group = self._new_group(span.tenant, now)
+            self._by_trace[trace_key] = group.gid
+            group.traces.add(span.trace_id)
+        elif group.gid in self._done:
+            self._reopen(group, now)
+        if not self._has_room(group):
+            return
+        self._remember(seen_key)
+        group.members[key] = self._member(span, value)
+        group.ready = None
+        for k in join.registrations:
+            self._by_join_key[k] = group.gid
+            group.join_keys.add(k)
+        self._touch(group, now)
+
+    def due(self, now: float | None = None) -> list[AssembledTurn]:
+        """Turns complete at `now` (default: the clock), each returned once per version."""
+        now = self._clock() if now is None else now
+        out, self._ready_turns = self._ready_turns, []
+        expired = list(
+            _take_while(self._open, lambda g: now - g.first_seen >= self._max_wait, self._groups)
+        )
+        for gid in expired:
+            out.extend(self._complete(self._groups[gid]))
+        quiet = list(
+            _take_while(self._quiet, lambda g: now - g.last_seen >= self._grace, self._groups)
+        )
+        for gid in quiet:
+            group = self._groups[gid]
+            if group.ready is None:
+                group.ready = self._is_ready(group)
+            if group.ready:
+                out.extend(self._complete(group))
+        return out
+
+    def flush_all(self) -> list[AssembledTurn]:
+        """Complete every open group now, ready or not (shutdown, tests)."""
+        out, self._ready_turns = self._ready_turns, []
+        for gid in list(self._open):
+            out.extend(self._complete(self._groups[gid]))
+        return out
+
+    # --- grouping ----------------------------------------------------------------------
+
+    def _group_of(self, trace_key: _TraceKey) -> _Group | None:
+        gid = self._by_trace.get(trace_key)
+        return None if gid is None else self._groups.get(gid)
+
+    def _joined_group(self, lookups: tuple[bytes, ...], current: _Group | None) -> _Group | None:
+        for k in lookups:
+            gid = self._by_join_key.get(k)
+            if gid is not None and (current is None or gid != current.gid):
+                group = self._groups.get(gid)
+                if group is not None:
+                    return group
+        return None
+
+    def _make_room(self) -> None:
+        while len(self._open) >= self._max_open:
+            oldest = self._groups[next(iter(self._open))]
+            self._count("max_open_turns")
+            self._ready_turns.extend(self._complete(oldest))
+
+    def _new_group(self, tenant: str, now: float) -> _Group:
+        self._make_room()
+        group = _Group(self._next_gid, tenant, first_seen=now, last_seen=now)
+        self._next_gid += 1
+        self._groups[group.gid] = group
+        self._open[group.gid] = None
+        self._quiet[group.gid] = None
+        return group
+
+    def _reopen(self, group: _Group, now: float) -> None:
+        del self._done[group.gid]
+        self._make_room()
+        group.first_seen = now  # a fresh max wait: otherwise the late span is judged at once
+        group.ready = None
+        self._open[group.gid] = None
+        self._quiet[group.gid] = None
+
+    def _merge(self, survivor: _Group, other: _Group, now: float) -> _Group:
+        """Fold `other` (the trace the span belongs to) into the group it continues."""
+        for span_key, member in other.members.items():
+            if self._has_room(survivor):
+                survivor.members[span_key] = member
+        for trace_id in other.traces:
+            self._by_trace[(other.tenant, trace_id)] = survivor.gid
+        survivor.traces |= other.traces
+        for join_key in other.join_keys:
+            self._by_join_key[join_key] = survivor.gid
+        survivor.join_keys |= other.join_keys
+        survivor.ready = None
+        for index in (self._open, self._quiet, self._done):
+            index.pop(other.gid, None)
+        del self._groups[other.gid]
+        if survivor.gid in self._done:
+            self._reopen(survivor, now)
+        return survivor
+
+    def _has_room(self, group: _Group) -> bool:
+        if len(group.members) < MAX_SPANS_PER_GROUP:
+            return True
+        self._count("group_full")
+        return False
+
+    def _touch(self, group: _Group, now: float) -> None:
+        group.last_seen = now
+        self._quiet[group.gid] = None
+        self._quiet.move_to_end(group.gid)
+
+    def _remember(self, seen_key: tuple[str, str, str]) -> None:
+        self._seen[seen_key] = None
+        while len(self._seen) > self._max_seen:
+            self._seen.popitem(last=False)
+
+    @staticmethod
+    def _member(span: SpanRecord, value: NormalizedSpan | None) -> _Member:
+        return _Member(
+            trace_id=span.trace_id,
+            span_id=span.span_id,
+            parent_span_id=span.parent_span_id,
+            value=value,
+            start_ns=span.start_time_unix_nano,
+            end_ns=span.end_time_unix_nano,
+            service=span.service_name,
+        )
+
+    # --- completion --------------------------------------------------------------------
+
+    def _is_ready(self, group: _Group) -> bool:
+        parts = self._partition(group)
+        if not parts:
+            return False  # no root yet (only tool spans): wait for it, up to max wait
+        return all(p.spans.agent is not None or not awaits_tools(p.spans.steps) for p in parts)
+
+    def _complete(self, group: _Group) -> list[AssembledTurn]:
+        out: list[AssembledTurn] = []
+        taken: set[str] = set()
+        for part in self._partition(group):
+            try:
+                turn = build_turn(part.spans)
+            except Exception:  # a turn that cannot be read is counted, never fatal
+                self._count("unbuildable_turn")
+                continue
+            turn_id = turn.turn_id
+            ordinal = 1
+            while turn_id in taken:  # two agent runs of one trace answering the same text
+                turn_id = _salted(turn.turn_id, ordinal)
+                ordinal += 1
+            taken.add(turn_id)
+            if turn_id != turn.turn_id:
+                turn = replace(turn, turn_id=turn_id)
+            assembled = self._versioned(turn, part.members)
+            if assembled is not None:
+                out.append(assembled)
+        self._open.pop(group.gid, None)
+        self._quiet.pop(group.gid, None)
+        self._done[group.gid] = None
+        while len(self._done) > self._max_done:
+            self._forget(self._groups[next(iter(self._done))])
+        return out
+
+    def _versioned(self, turn: Turn, members: tuple[_Member, ...]) -> AssembledTurn | None:
+        span_ids = frozenset(m.span_id for m in members)
+        previous = self._versions.get(turn.turn_id)
+        if previous is not None and previous[1] == span_ids:
+            return None  # nothing new for this turn (a late span belonged to another)
+        version = 1 if previous is None else previous[0] + 1
+        self._versions[turn.turn_id] = (version, span_ids)
+        self._versions.move_to_end(turn.turn_id)
+        while len(self._versions) > self._max_versions:
+            self._versions.popitem(last=False)
+        starts = [m.start_ns for m in members if m.start_ns]
+        return AssembledTurn(
+            turn=turn,
+            version=version,
+            span_ids=tuple(sorted(span_ids)),
+            started_at_ns=min(starts, default=0),
+            ended_at_ns=max((m.end_ns for m in members), default=0),
+            tenant=turn.tenant,
+            service=turn.service,
+        )
+
+    def _forget(self, group: _Group) -> None:
+        self._done.pop(group.gid, None)
+        del self._groups[group.gid]
+        for trace_id in group.traces:
+            if self._by_trace.get((group.tenant, trace_id)) == group.gid:
+                del self._by_trace[(group.tenant, trace_id)]
+        for k in group.join_keys:
+            if self._by_join_key.get(k) == group.gid:
+                del self._by_join_key[k]
+
+    def _count(self, reason: str) -> None:
+        self._drops[reason] = self._drops.get(reason, 0) + 1
+
+    # --- cutting a group into turns ----------------------------------------------------
+
+    def _partition(self, group: _Group) -> list[_Part]:
+        members = group.members
+        scopes = _agent_scopes(members)
+        by_agent: dict[_SpanKey, list[_Member]] = {k: [] for k in scopes.agents}
+        loose: list[_Member] = []
+        for k, member in members.items():
+            agent = scopes.owner.get(k)
+            if agent is not None:
+                by_agent[agent].append(member)
+            elif member.value is not None:
+                loose.append(member)
+        parts = [self._part(group, members[k], owned) for k, owned in by_agent.items()]
+        member_of = {id(m.value): m for m in loose}
+        steps = [m.value for m in loose if isinstance(m.value, LlmStep)]
+        tools = [m.value for m in loose if isinstance(m.value, ToolExecution)]
+        for turn_steps, turn_tools in split_turns(steps, tools):
+            owned = [member_of[id(v)] for v in (*turn_steps, *turn_tools)]
+            parts.append(self._part(group, None, owned))
+        return parts
+
+    @staticmethod
+    def _part(group: _Group, agent: _Member | None, owned: list[_Member]) -> _Part:
+        steps = [m for m in owned if isinstance(m.value, LlmStep)]
+        first = min(steps, key=lambda m: m.start_ns, default=agent)
+        root = agent if agent is not None else first
+        service = next((m.service for m in (root, *owned) if m is not None and m.service), "")
+        agent_value = agent.value if agent is not None else None
+        spans = TurnSpans(
+            steps=tuple(m.value for m in steps if isinstance(m.value, LlmStep)),
+            tools=tuple(m.value for m in owned if isinstance(m.value, ToolExecution)),
+            agent=agent_value if isinstance(agent_value, AgentInvocation) else None,
+            tenant=group.tenant,
+            trace_id=first.trace_id if first is not None else "",
+            service=service,
+        )
+        return _Part(spans, tuple(owned))
+
+
+@dataclass(frozen=True)
+class _Scopes:
+    agents: tuple[_SpanKey, ...]
+    """Outermost agent spans, each the root of one turn."""
+    owner: dict[_SpanKey, _SpanKey]
+    """Span -> the outermost agent whose subtree holds it (agents own themselves)."""
+
+
+def _agent_scopes(members: Mapping[_SpanKey, _Member]) -> _Scopes:
+    top: dict[_SpanKey, tuple[_SpanKey | None, bool]] = {}  # -> (outermost agent, broken)
+    for start in members:
+        path: list[_SpanKey] = []
+        current: _SpanKey | None = start
+        base: tuple[_SpanKey | None, bool] = (None, False)
+        while current is not None:
+            if current in top:
+                base = top[current]
+                break
+            member = members.get(current)
+            if member is None:
+                base = (None, True)  # the chain leaves the spans we hold
+                break
+            if len(path) >= _MAX_DEPTH or current in path:
+                break
+            path.append(current)
+            parent = member.parent_span_id
+            current = (member.trace_id, parent) if parent else None
+        above = base[0]
+        for k in reversed(path):
+            if above is None and isinstance(members[k].value, AgentInvocation):
+                above = k
+            top[k] = (above, base[1])
+    agents = tuple(
+        sorted(
+            (k for k, (agent, _) in top.items() if agent == k),
+            key=lambda k: (members[k].start_ns, k),
+        )
+    )
+    owner = {k: agent for k, (agent, _) in top.items() if agent is not None}
+    # A broken chain (a parent we never received) falls back on time: the agent run of
+    # the same trace that contains the span.
+    for k, (agent, broken) in top.items():
+        if agent is None and broken:
+            found = _containing_agent(members, agents, members[k])
+            if found is not None:
+                owner[k] = found
+    return _Scopes(agents, owner)
+
+
+def _containing_agent(
+    members: Mapping[_SpanKey, _Member], agents: tuple[_SpanKey, ...], member: _Member
+) -> _SpanKey | None:
+    if not member.start_ns:
+        return None
+    for k in agents:
+        agent = members[k]
+        if (
+            agent.trace_id == member.trace_id
+            and agent.start_ns <= member.start_ns
+            and (member.end_ns or member.start_ns) <= agent.end_ns
+        ):
+            return k
+    return None
+
+
+@dataclass(frozen=True)
+class _JoinKeys:
+    lookups: tuple[bytes, ...]
+    """Keys under which an earlier call of the same turn would be registered."""
+    registrations: tuple[bytes, ...]
+    """Keys under which later calls of the same turn will look this call up."""
+
+
+_NO_JOIN = _JoinKeys((), ())
+
+
+def _join_keys(tenant: str, step: LlmStep) -> _JoinKeys:
+    messages = step.input_messages
+    user = last_user_index(messages)
+    if user < 0:
+        return _NO_JOIN  # no request to tie calls together
+    prefix = prefix_fingerprints(messages, tenant.encode())
+    if step.conversation_id:
+        key = b"c" + _digest(step.conversation_id.encode(), prefix[user + 1])
+        return _JoinKeys((key,), (key,))
+    # An earlier call's input and output, extended by tool results and not by a new user
+    # request, is one of this call's prefixes after the user message ("x" keys). Calls can
+    # arrive in either order, so each call also offers its prefixes ("p" keys) for an
+    # earlier call that arrives later.
+    lengths = range(len(messages), max(user + 1, len(messages) - _MAX_JOIN_PREFIXES), -1)
+    continued = [extend_fingerprints(prefix[-1], step.output_messages)[-1]]
+    outputs = [m for m in step.output_messages if m.role == "assistant"]
+    if len(outputs) > 1:
+        # Split outputs (text, then tool calls) come back as one message in the next call.
+        merged = replace(
+            outputs[0],
+            text="\n".join(m.text for m in outputs if m.text),
+            tool_calls=tuple(p for m in outputs for p in m.tool_calls),
+        )
+        continued.append(extend_fingerprints(prefix[-1], (merged,))[-1])
+    lookups = [b"x" + prefix[j] for j in lengths] + [b"p" + c for c in continued]
+    registrations = [b"x" + c for c in continued] + [b"p" + prefix[j] for j in lengths]
+    return _JoinKeys(tuple(lookups), tuple(registrations))
+
+
+def _digest(*parts: bytes) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(len(part).to_bytes(8, "big"))
+        h.update(part)
+    return h.digest()
+
+
+def _salted(turn_id: str, ordinal: int) -> str:
+    return hashlib.sha256(f"{turn_id}#{ordinal}".encode()).hexdigest()[:32]
+
+
+def _take_while(
+    index: OrderedDict[int, None], predicate: Callable[[_Group], bool], groups: dict[int, _Group]
+) -> Iterator[int]:
+    for gid in index:
+        if not predicate(groups[gid]):
+            return
+        yield gid

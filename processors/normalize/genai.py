@@ -1,0 +1,299 @@
+"""OpenTelemetry GenAI semantic conventions, current and deprecated.
+
+Read, in order of preference:
+
+- messages: `gen_ai.input.messages` / `gen_ai.output.messages` (JSON or structured, with
+  `parts`); the `gen_ai.client.inference.operation.details` event; the deprecated
+  flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` (OpenLLMetry); whole-value
+  `gen_ai.prompt` / `gen_ai.completion` (LangSmith); the deprecated per-message events
+  `gen_ai.{system,user,assistant,tool}.message` and `gen_ai.choice`.
+- tools offered: `gen_ai.tool.definitions`, OpenLLMetry's `llm.request.functions.N.*`,
+  Pydantic AI's `model_request_parameters`.
+- `execute_tool`: `gen_ai.tool.call.arguments` / `.result`, else Pydantic AI's
+  `tool_arguments` / `tool_response`, else `input` / `output`, else LangSmith's
+  `gen_ai.prompt` / `gen_ai.completion`.
+
+Spans without `gen_ai.operation.name` are classified by what they carry: a tool name
+makes a tool execution, an agent name an agent run, prompt or completion attributes
+(or `llm.request.type`) an LLM call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import ToolDefinition
+from ..spans import SpanRecord
+from .base import AgentInvocation, ChatMessage, LlmStep, NormalizedSpan, ToolExecution
+from .messages import content_text, last_text, read_messages, tool_result
+from .values import (
+    arguments_text,
+    as_text,
+    conversation_id,
+    first,
+    load_json,
+    string,
+    tool_definitions,
+    unflatten,
+    unwrap_single,
+)
+
+LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+TOOL_OPERATION = "execute_tool"
+AGENT_OPERATION = "invoke_agent"
+
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_MESSAGE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+_CHOICE_EVENT = "gen_ai.choice"
+_LLM_EVIDENCE = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.prompt",
+    "gen_ai.completion",
+    "gen_ai.prompt.0.role",
+    "gen_ai.prompt.0.content",
+    "gen_ai.completion.0.role",
+    "gen_ai.completion.0.content",
+)
+_ARGUMENT_WRAPPERS = ("input", "inputs", "args", "kwargs", "arguments")
+
+
+def detects(span: SpanRecord) -> bool:
+    """Whether the span carries GenAI attributes or GenAI message events."""
+    attributes = span.attributes
+    if any(key in attributes for key in ("gen_ai.operation.name", "gen_ai.tool.name")):
+        return True
+    if "gen_ai.agent.name" in attributes or "llm.request.type" in attributes:
+        return True
+    if any(key in attributes for key in _LLM_EVIDENCE):
+        return True
+    return any(e.name in _MESSAGE_EVENTS or e.name == _CHOICE_EVENT for e in span.events)
+
+
+def normalize_genai(span: SpanRecord) -> NormalizedSpan | None:
+    """The GenAI span as an LLM step, tool execution or agent run; None for other operations
+    (embeddings, create_agent, framework chains)."""
+    attributes = span.attributes
+    operation = string(attributes, "gen_ai.operation.name").lower()
+    if operation == TOOL_OPERATION or (not operation and "gen_ai.tool.name" in attributes):
+        return _tool(span)
+    if operation == AGENT_OPERATION:
+        return _agent(span)
+    if operation in LLM_OPERATIONS or (not operation and _looks_like_llm(span)):
+        return _llm(span)
+    if not operation and "gen_ai.agent.name" in attributes:
+        return _agent(span)
+    return None
+
+
+def _looks_like_llm(span: SpanRecord) -> bool:
+    attributes = span.attributes
+    if string(attributes, "llm.request.type").lower() in ("chat", "completion"):
+        return True
+    if any(key in attributes for key in _LLM_EVIDENCE):
+        return True
+    return any(e.name in _MESSAGE_EVENTS or e.name == _CHOICE_EVENT for e in span.events)
+
+
+# --- LLM calls ----------------------------------------------------------------------------
+
+
+def _llm(span: SpanRecord) -> LlmStep:
+    attributes = span.attributes
+    return LlmStep(
+        span_id=span.span_id,
+        input_messages=_input_messages(span),
+        output_messages=_output_messages(span),
+        model=string(
+            attributes,
+            "gen_ai.response.model",
+            "gen_ai.request.model",
+            "llm.response.model",
+            "llm.request.model",
+        ),
+        provider=string(attributes, "gen_ai.provider.name", "gen_ai.system"),
+        system_instructions=content_text(attributes.get("gen_ai.system_instructions")),
+        tools=_tools(attributes),
+        conversation_id=conversation_id(attributes),
+        agent_name=string(attributes, "gen_ai.agent.name"),
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+    )
+
+
+def _input_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
+    attributes = span.attributes
+    if "gen_ai.input.messages" in attributes:
+        return read_messages(attributes["gen_ai.input.messages"], "user")
+    details = _details(span, "gen_ai.input.messages")
+    if details is not None:
+        return read_messages(details, "user")
+    flattened = _flattened(attributes, "gen_ai.prompt", "user")
+    if flattened:
+        return flattened
+    if "gen_ai.prompt" in attributes:
+        return read_messages(attributes["gen_ai.prompt"], "user")
+    return _event_messages(span)
+
+
+def _output_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
+    attributes = span.attributes
+    if "gen_ai.output.messages" in attributes:
+        return read_messages(attributes["gen_ai.output.messages"], "assistant")
+    details = _details(span, "gen_ai.output.messages")
+    if details is not None:
+        return read_messages(details, "assistant")
+    flattened = _flattened(attributes, "gen_ai.completion", "assistant")
+    if flattened:
+        return flattened
+    if "gen_ai.completion" in attributes:
+        return read_messages(attributes["gen_ai.completion"], "assistant")
+    return _choice_messages(span)
+
+
+def _details(span: SpanRecord, key: str) -> Any:
+    for event in span.events:
+        if event.name == _DETAILS_EVENT and key in event.attributes:
+            return event.attributes[key]
+    return None
+
+
+def _flattened(
+    attributes: Mapping[str, Any], prefix: str, default_role: str
+) -> tuple[ChatMessage, ...]:
+    items = []
+    for item in unflatten(attributes, prefix):
+        if not isinstance(item, Mapping):
+            continue
+        message = dict(item)
+        message.setdefault("role", default_role)
+        # OpenLLMetry writes multimodal content as a JSON list of typed parts.
+        content = load_json(message.get("content"))
+        if isinstance(content, list) and all(
+            isinstance(p, Mapping) and "type" in p for p in content
+        ):
+            message["content"] = content
+        items.append(message)
+    return read_messages(items, default_role)
+
+
+def _event_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
+    messages: list[ChatMessage] = []
+    for event in span.events:
+        role = _MESSAGE_EVENTS.get(event.name)
+        if role is None:
+            continue
+        body = event.attributes
+        message = {
+            "role": role,
+            "content": body.get("content"),
+            "tool_calls": body.get("tool_calls"),
+            "tool_call_id": body.get("id") if role == "tool" else None,
+        }
+        messages.extend(read_messages([message], role))
+    return tuple(messages)
+
+
+def _choice_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
+    messages: list[ChatMessage] = []
+    for event in span.events:
+        if event.name != _CHOICE_EVENT:
+            continue
+        body = load_json(event.attributes.get("message"))
+        if not isinstance(body, Mapping):
+            body = {
+                "content": event.attributes.get("content"),
+                "tool_calls": event.attributes.get("tool_calls"),
+            }
+        message = {"role": "assistant", **body}
+        messages.extend(read_messages([message], "assistant"))
+    return tuple(messages)
+
+
+def _tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:
+    if "gen_ai.tool.definitions" in attributes:
+        tools = tool_definitions(attributes["gen_ai.tool.definitions"])
+        if tools is not None:
+            return tools
+    functions = unflatten(attributes, "llm.request.functions")
+    if functions:
+        return tool_definitions(functions)
+    parameters = load_json(attributes.get("model_request_parameters"))
+    if isinstance(parameters, Mapping):  # Pydantic AI: function tools plus output tools
+        offered = [
+            tool
+            for key in ("function_tools", "output_tools")
+            if isinstance(parameters.get(key), list)
+            for tool in parameters[key]
+        ]
+        return tool_definitions(offered)
+    return None
+
+
+# --- tool executions ----------------------------------------------------------------------
+
+
+def _tool(span: SpanRecord) -> ToolExecution:
+    attributes = span.attributes
+    arguments = first(attributes, "gen_ai.tool.call.arguments", "tool_arguments")
+    if arguments is None:
+        fallback = first(attributes, "input", "gen_ai.prompt")
+        arguments = None if fallback is None else unwrap_single(fallback, _ARGUMENT_WRAPPERS)
+    raw_result = first(
+        attributes, "gen_ai.tool.call.result", "tool_response", "output", "gen_ai.completion"
+    )
+    result, result_error = tool_result(raw_result)
+    return ToolExecution(
+        span_id=span.span_id,
+        name=string(attributes, "gen_ai.tool.name") or _tool_name_from(span.name),
+        call_id=string(attributes, "gen_ai.tool.call.id"),
+        arguments=arguments_text(arguments),
+        result=result,
+        error=span.is_error or "error.type" in attributes or result_error,
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+    )
+
+
+def _tool_name_from(span_name: str) -> str:
+    # The convention names the span "execute_tool {gen_ai.tool.name}".
+    prefix = TOOL_OPERATION + " "
+    return span_name[len(prefix) :] if span_name.startswith(prefix) else span_name
+
+
+# --- agent runs ---------------------------------------------------------------------------
+
+
+def _agent(span: SpanRecord) -> AgentInvocation:
+    attributes = span.attributes
+    inputs = read_messages(attributes.get("gen_ai.input.messages"), "user")
+    outputs = read_messages(attributes.get("gen_ai.output.messages"), "assistant")
+    # Pydantic AI records the whole run in one attribute and the answer in another.
+    history = read_messages(attributes.get("pydantic_ai.all_messages"), "user")
+    final = attributes.get("final_result")
+    output_text = last_text(outputs, "assistant") or as_text(final)
+    extra = {"agent_id": string(attributes, "gen_ai.agent.id")}
+    return AgentInvocation(
+        span_id=span.span_id,
+        agent_name=string(attributes, "gen_ai.agent.name", "agent_name")
+        or _agent_name_from(span.name),
+        conversation_id=conversation_id(attributes),
+        model=string(attributes, "gen_ai.response.model", "gen_ai.request.model", "model_name"),
+        input_text=last_text(inputs, "user") or last_text(history, "user"),
+        output_text=output_text or last_text(history, "assistant"),
+        tools=_tools(attributes),
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+        extra={k: v for k, v in extra.items() if v},
+    )
+
+
+def _agent_name_from(span_name: str) -> str:
+    prefix = AGENT_OPERATION + " "
+    return span_name[len(prefix) :] if span_name.startswith(prefix) else ""

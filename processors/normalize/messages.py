@@ -1,0 +1,422 @@
+"""Chat messages and tool results, read from whatever shape an instrumentation wrote.
+
+Like `values`, every reader accepts JSON text or structured values and never raises.
+Message shapes understood by `read_messages` (one list may mix them):
+
+- OTel GenAI: `{"role", "parts": [{"type": "text" | "tool_call" | "tool_call_response"}]}`
+- OpenAI chat: `{"role", "content", "tool_calls": [{"id", "function": {...}}], "tool_call_id"}`
+- OpenAI Responses items: `{"type": "message" | "function_call" | "function_call_output"}`
+- Anthropic blocks: `text`, `tool_use`, `tool_result`; Vercel AI SDK: `tool-call`, `tool-result`
+- Gemini: `{"role": "model", "parts": [{"text"}, {"function_call"}, {"function_response"}]}`
+- LangChain: `{"type": "human" | "ai" | "tool", "content", "tool_calls"}`, also `lc` objects
+- wrappers around those: `{"messages"}`, `{"contents"}`, `{"output"}`, `{"choices"}`,
+  `{"candidates"}`, `{"content": {...}}`, `{"message"}`, `{"new_message"}`, `{"text"}`,
+  `{"prompt"}`.
+
+A tool result inside any message becomes its own `ChatMessage(role="tool")`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .base import ChatMessage, ToolCallPart
+from .values import arguments_text, as_text, load_json
+
+MAX_MESSAGES = 2_000
+"""Messages read from one value; the rest is ignored."""
+MAX_PARTS = 500
+"""Parts, content blocks or tool calls read from one message."""
+MAX_DEPTH = 6
+"""How deep wrappers (`{"messages": ...}`, `{"content": {...}}`) are followed."""
+
+_ROLE_ALIASES = {
+    "human": "user",
+    "ai": "assistant",
+    "model": "assistant",
+    "developer": "system",
+    "function": "tool",
+    "ipython": "tool",
+    "humanmessage": "user",
+    "aimessage": "assistant",
+    "aimessagechunk": "assistant",
+    "systemmessage": "system",
+    "toolmessage": "tool",
+    "functionmessage": "tool",
+}
+_LANGCHAIN_TYPES = frozenset({"human", "ai", "system", "tool", "function", "developer"})
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+_CALL_PARTS = frozenset({"tool_call", "tool-call", "tool_use", "function_call"})
+_RESULT_PARTS = frozenset(
+    {"tool_call_response", "tool-result", "tool_result", "function_call_output"}
+)
+_IGNORED_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
+_KNOWN_PARTS = _TEXT_PARTS | _CALL_PARTS | _RESULT_PARTS | _IGNORED_PARTS | {"image", "file"}
+_PART_KEYS = ("type", "text", "function_call", "function_response", "message_content")
+
+# --- messages -----------------------------------------------------------------------------
+
+
+def read_messages(value: Any, default_role: str = "user") -> tuple[ChatMessage, ...]:
+    """The chat messages in `value` (any shape listed in the module docstring), in order.
+
+    `default_role` applies where a shape names none (plain text, `{"text": ...}`). Messages
+    with neither text nor tool calls are dropped; tool results always stay.
+    """
+    out: list[ChatMessage] = []
+    _collect(load_json(value, partial=True), default_role, out, 0)
+    return tuple(out[:MAX_MESSAGES])
+
+
+def last_text(messages: Sequence[ChatMessage], role: str) -> str:
+    """The text of the last message of `role` that has any ("" when none has)."""
+    for message in reversed(messages):
+        if message.role == role and message.text:
+            return message.text
+    return ""
+
+
+def reply_text(value: Any) -> str:
+    """The final assistant text in an output value, else a known text field, else the text."""
+    text = last_text(read_messages(value, "assistant"), "assistant")
+    if text:
+        return text
+    return _known_field(value, ("raw", "final_output", "output", "result", "answer")) or (
+        as_text(value)
+    )
+
+
+def request_text(value: Any) -> str:
+    """The last user text in an input value, else a known text field, else the text."""
+    text = last_text(read_messages(value, "user"), "user")
+    if text:
+        return text
+    return _known_field(value, ("input", "query", "question", "prompt")) or as_text(value)
+
+
+def content_text(content: Any) -> str:
+    """The text parts of a content value (string, parts, blocks) joined by newlines."""
+    texts: list[str] = []
+    _content(_structured(content), texts, [], [])
+    return "\n".join(texts)
+
+
+def _known_field(value: Any, keys: Sequence[str]) -> str:
+    parsed = load_json(value)
+    if isinstance(parsed, Mapping):
+        for key in keys:
+            field = parsed.get(key)
+            if isinstance(field, str) and field:
+                return field
+    return ""
+
+
+_WRAPPERS = (
+    "messages",
+    "contents",
+    "input",
+    "output",
+    "choices",
+    "candidates",
+    "message",
+    "new_message",
+    "content",
+)
+
+
+def _collect(value: Any, role: str, out: list[ChatMessage], depth: int) -> None:
+    if depth > MAX_DEPTH or len(out) >= MAX_MESSAGES:
+        return
+    if isinstance(value, str):
+        if value.strip():
+            out.append(ChatMessage(role=role, text=value))
+        return
+    if isinstance(value, list | tuple):
+        for item in value[:MAX_MESSAGES]:
+            _collect(load_json(item) if isinstance(item, str) else item, role, out, depth + 1)
+        return
+    if not isinstance(value, Mapping):
+        return
+    if _is_message(value):
+        out.extend(_message(value, role))
+        return
+    for key in _WRAPPERS:
+        inner = value.get(key)
+        if isinstance(inner, Mapping | list | tuple):
+            _collect(inner, role, out, depth + 1)
+            return
+    for key in ("text", "prompt", "completion"):
+        inner = value.get(key)
+        if isinstance(inner, str) and inner.strip():
+            out.append(ChatMessage(role="user" if key == "prompt" else role, text=inner))
+            return
+
+
+def _is_message(m: Mapping[str, Any]) -> bool:
+    if isinstance(m.get("role"), str) or "parts" in m or "tool_calls" in m:
+        return True
+    kind = _type(m)
+    if kind in ("message", "function_call", "function_call_output"):
+        return True
+    if kind in _LANGCHAIN_TYPES and "content" in m:
+        return True
+    return m.get("lc") == 1 and isinstance(m.get("kwargs"), Mapping)
+
+
+def _type(m: Mapping[str, Any]) -> str | None:
+    """The `type` field when it is text (anything else cannot name a shape)."""
+    kind = m.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+def _role(m: Mapping[str, Any], default: str) -> str:
+    raw = m.get("role")
+    if not isinstance(raw, str) or not raw:
+        raw = _type(m) if _type(m) in _LANGCHAIN_TYPES else None
+    if not isinstance(raw, str) or not raw:
+        return default
+    lowered = raw.strip().lower()
+    return _ROLE_ALIASES.get(lowered, lowered)
+
+
+def _message(m: Mapping[str, Any], default_role: str) -> list[ChatMessage]:
+    if m.get("lc") == 1 and isinstance(m.get("kwargs"), Mapping):
+        ids = m.get("id")
+        cls = ids[-1] if isinstance(ids, list) and ids and isinstance(ids[-1], str) else ""
+        m = {"role": _ROLE_ALIASES.get(cls.lower(), default_role), **m["kwargs"]}
+    kind = _type(m)
+    if kind == "function_call":
+        call = _call(m.get("call_id") or m.get("id"), m.get("name"), m.get("arguments"))
+        return [ChatMessage(role="assistant", tool_calls=(call,))] if call else []
+    if kind == "function_call_output":
+        return [_tool_message(m.get("call_id"), m.get("output"), False)]
+
+    role = _role(m, default_role)
+    texts: list[str] = []
+    calls: list[ToolCallPart] = []
+    results: list[ChatMessage] = []
+    for key in ("parts", "content", "contents"):
+        _content(_structured(m.get(key)), texts, calls, results)
+    own_calls = m.get("tool_calls")
+    if not own_calls and isinstance(m.get("additional_kwargs"), Mapping):
+        own_calls = m["additional_kwargs"].get("tool_calls")
+    _tool_calls(own_calls, calls)
+    if isinstance(m.get("function_call"), Mapping):
+        _tool_calls([m["function_call"]], calls)
+
+    if role == "tool" and not results:
+        call_id = m.get("tool_call_id") or m.get("tool_use_id") or m.get("id")
+        error = m.get("is_error") is True or m.get("status") == "error"
+        return [_tool_message(call_id, "\n".join(texts), error)]
+    out = list(results)
+    if texts or calls:
+        out.append(ChatMessage(role=role, text="\n".join(texts), tool_calls=_unique(calls)))
+    return out
+
+
+def _structured(value: Any) -> Any:
+    """Content kept as text unless the text is a JSON list of typed parts."""
+    if not isinstance(value, str):
+        return value
+    parsed = load_json(value)
+    if isinstance(parsed, list) and parsed and all(_is_typed_part(p) for p in parsed):
+        return parsed
+    return value
+
+
+def _is_typed_part(part: Any) -> bool:
+    return isinstance(part, Mapping) and _type(part) in _KNOWN_PARTS
+
+
+def _is_part(part: Any) -> bool:
+    return isinstance(part, Mapping) and any(key in part for key in _PART_KEYS)
+
+
+def _content(
+    content: Any, texts: list[str], calls: list[ToolCallPart], results: list[ChatMessage]
+) -> None:
+    if content is None:
+        return
+    if isinstance(content, str):
+        if content:
+            texts.append(content)
+        return
+    if isinstance(content, Mapping):
+        if _is_part(content):
+            _part(content, texts, calls, results)
+        else:
+            texts.append(as_text(content))
+        return
+    if not isinstance(content, list | tuple):
+        texts.append(as_text(content))
+        return
+    if content and not any(isinstance(p, str) or _is_part(p) for p in content):
+        texts.append(as_text(content))  # structured data (a tool's JSON), not parts
+        return
+    for part in content[:MAX_PARTS]:
+        if isinstance(part, str):
+            if part:
+                texts.append(part)
+        elif _is_part(part):
+            _part(part, texts, calls, results)
+        elif part is not None:
+            texts.append(as_text(part))
+
+
+def _part(
+    p: Mapping[str, Any], texts: list[str], calls: list[ToolCallPart], results: list[ChatMessage]
+) -> None:
+    inner = p.get("message_content")
+    if isinstance(inner, Mapping):  # OpenInference `contents.K.message_content`
+        p = inner
+    kind = _type(p)
+    if kind in _IGNORED_PARTS:
+        return
+    if kind in _CALL_PARTS:
+        call = _call(
+            p.get("id") or p.get("toolCallId") or p.get("call_id"),
+            p.get("name") or p.get("toolName"),
+            _first_present(p, "arguments", "input", "args"),
+        )
+        if call:
+            calls.append(call)
+    elif kind in _RESULT_PARTS:
+        call_id = p.get("id") or p.get("toolCallId") or p.get("tool_use_id") or p.get("call_id")
+        payload = _first_present(p, "response", "result", "output", "content")
+        error = p.get("is_error") is True
+        if isinstance(payload, Mapping) and isinstance(payload.get("type"), str):
+            # Vercel AI SDK 5: {"type": "text" | "json" | "error-text" | ..., "value": ...}
+            error = error or payload["type"].startswith("error")
+            payload = payload.get("value", payload)
+        results.append(_tool_message(call_id, _payload_text(payload), error))
+    elif isinstance(p.get("function_call"), Mapping):  # Gemini
+        fc = p["function_call"]
+        call = _call(fc.get("id"), fc.get("name"), fc.get("args"))
+        if call:
+            calls.append(call)
+    elif isinstance(p.get("function_response"), Mapping):  # Gemini
+        fr = p["function_response"]
+        results.append(_tool_message(fr.get("id"), as_text(fr.get("response")), False))
+    elif kind is None or kind in _TEXT_PARTS:
+        text = p.get("text") if isinstance(p.get("text"), str) else p.get("content")
+        if isinstance(text, str) and text:
+            texts.append(text)
+
+
+def _first_present(m: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if key in m and m[key] is not None:
+            return m[key]
+    return None
+
+
+def _payload_text(payload: Any) -> str:
+    if isinstance(payload, list) and payload and all(isinstance(b, Mapping) for b in payload):
+        text = content_text(payload)
+        if text:
+            return text
+    return as_text(payload)
+
+
+def _tool_message(call_id: Any, text: Any, error: bool) -> ChatMessage:
+    return ChatMessage(
+        role="tool",
+        text=as_text(text),
+        tool_call_id=_id_text(call_id),
+        is_error=error,
+    )
+
+
+def _tool_calls(raw: Any, calls: list[ToolCallPart]) -> None:
+    raw = load_json(raw)
+    if isinstance(raw, Mapping):
+        raw = [raw]
+    if not isinstance(raw, list | tuple):
+        return
+    for item in raw[:MAX_PARTS]:
+        item = load_json(item)
+        if not isinstance(item, Mapping):
+            continue
+        fn = item.get("function") if isinstance(item.get("function"), Mapping) else item
+        assert isinstance(fn, Mapping)
+        arguments = _first_present(fn, "arguments", "args", "input")
+        call = _call(
+            item.get("id") or item.get("call_id") or item.get("toolCallId"),
+            fn.get("name") or item.get("toolName"),
+            arguments,
+        )
+        if call:
+            calls.append(call)
+
+
+def _call(call_id: Any, name: Any, arguments: Any) -> ToolCallPart | None:
+    name_text = name if isinstance(name, str) else ""
+    id_text = _id_text(call_id)
+    if not name_text and not id_text:
+        return None
+    return ToolCallPart(call_id=id_text, name=name_text, arguments=arguments_text(arguments))
+
+
+def _id_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def _unique(calls: list[ToolCallPart]) -> tuple[ToolCallPart, ...]:
+    seen: set[str] = set()
+    out = []
+    for call in calls:
+        if call.call_id and call.call_id in seen:
+            continue
+        seen.add(call.call_id)
+        out.append(call)
+    return tuple(out)
+
+
+# --- tool results ------------------------------------------------------------------------
+
+
+def tool_result(value: Any) -> tuple[str | None, bool]:
+    """A tool's recorded result as text, and whether the result itself reports an error.
+
+    A JSON string literal is unquoted; an MCP `CallToolResult` (`{"content": [blocks],
+    "isError"}`) becomes the text of its blocks. Anything else is kept as recorded.
+    """
+    if value is None:
+        return None, False
+    parsed = load_json(value)
+    if isinstance(parsed, str):
+        return parsed, False
+    if isinstance(parsed, Mapping) and set(parsed) <= {"content", "isError", "structuredContent"}:
+        blocks = parsed.get("content")
+        if isinstance(blocks, list):
+            return content_text(blocks), parsed.get("isError") is True
+    return as_text(value), False
+
+
+def langchain_tool_message(output: Any) -> tuple[str, str | None, bool]:
+    """(call id, content, error) of a LangChain `ToolMessage`, plain or `lc`-serialized;
+    ("", None, False) for anything else."""
+    parsed = load_json(output)
+    if not isinstance(parsed, Mapping):
+        return "", None, False
+    if parsed.get("lc") == 1 and isinstance(parsed.get("kwargs"), Mapping):
+        ids = parsed.get("id")
+        if not (isinstance(ids, list) and ids and ids[-1] == "ToolMessage"):
+            return "", None, False
+        parsed = parsed["kwargs"]
+    elif parsed.get("type") != "tool":
+        return "", None, False
+    if "content" not in parsed:
+        return "", None, False
+    call_id = parsed.get("tool_call_id")
+    content = parsed.get("content")
+    return (
+        call_id if isinstance(call_id, str) else "",
+        content if isinstance(content, str) else as_text(content),
+        parsed.get("status") == "error",
+    )

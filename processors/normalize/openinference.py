@@ -1,0 +1,148 @@
+"""OpenInference (Arize Phoenix) spans, chosen by `openinference.span.kind`.
+
+- LLM: `llm.input_messages.N.message.*` / `llm.output_messages.N.message.*` (`role`,
+  `content`, `contents.K.message_content.text`, `tool_calls.M.tool_call.{id,
+  function.name, function.arguments}`, `tool_call_id`, `name`); without them, the
+  messages inside `input.value` / `output.value`. Tools from `llm.tools.N.tool.json_schema`.
+- TOOL: `tool.name`, `input.value` (arguments), `output.value` (result); the call id from
+  `tool_call.id`, `tool.id` or, where a framework adds GenAI attributes, `gen_ai.tool.call.id`.
+- AGENT, and a CHAIN that is a trace's root: an agent run named by `agent.name` or the span.
+
+Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
+nothing about a turn and normalize to None. `session.id` is the conversation id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import ToolDefinition
+from ..spans import SpanRecord
+from .base import AgentInvocation, ChatMessage, LlmStep, NormalizedSpan, ToolExecution
+from .messages import read_messages, reply_text, request_text, tool_result
+from .values import arguments_text, conversation_id, first, string, tool_definitions, unflatten
+
+SPAN_KIND = "openinference.span.kind"
+
+
+def detects(span: SpanRecord) -> bool:
+    """Whether the span declares an OpenInference span kind."""
+    return SPAN_KIND in span.attributes
+
+
+def normalize_openinference(span: SpanRecord) -> NormalizedSpan | None:
+    """The span as an LLM step, tool execution or agent run, by its declared kind."""
+    kind = string(span.attributes, SPAN_KIND).upper()
+    if kind == "LLM":
+        return _llm(span)
+    if kind == "TOOL":
+        return _tool(span)
+    if kind == "AGENT" or (kind == "CHAIN" and not span.parent_span_id):
+        return _agent(span)
+    return None
+
+
+def _llm(span: SpanRecord) -> LlmStep:
+    attributes = span.attributes
+    inputs = _messages(attributes, "llm.input_messages", "user")
+    if not inputs and "input.value" in attributes:
+        inputs = read_messages(attributes["input.value"], "user")
+    outputs = _messages(attributes, "llm.output_messages", "assistant")
+    if not outputs and "output.value" in attributes:
+        outputs = read_messages(attributes["output.value"], "assistant")
+    return LlmStep(
+        span_id=span.span_id,
+        input_messages=inputs,
+        output_messages=outputs,
+        model=string(attributes, "llm.model_name"),
+        provider=string(attributes, "llm.provider", "llm.system"),
+        tools=_tools(attributes),
+        conversation_id=conversation_id(attributes),
+        agent_name=string(attributes, "agent.name"),
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+    )
+
+
+def _messages(
+    attributes: Mapping[str, Any], prefix: str, default_role: str
+) -> tuple[ChatMessage, ...]:
+    plain = []
+    for item in unflatten(attributes, prefix):
+        message = item.get("message") if isinstance(item, Mapping) else None
+        if isinstance(message, Mapping):
+            plain.append(_plain_message(message, default_role))
+    return read_messages(plain, default_role)
+
+
+def _plain_message(message: Mapping[str, Any], default_role: str) -> dict[str, Any]:
+    """An OpenInference message tree in the OpenAI chat shape `read_messages` knows."""
+    calls = []
+    raw_calls = message.get("tool_calls")
+    for item in raw_calls if isinstance(raw_calls, list) else ():
+        call = item.get("tool_call") if isinstance(item, Mapping) else None
+        if not isinstance(call, Mapping):
+            continue
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        calls.append(
+            {
+                "id": call.get("id"),
+                "function": {
+                    "name": function.get("name"),
+                    "arguments": function.get("arguments"),
+                },
+            }
+        )
+    contents = message.get("contents")
+    return {
+        "role": message.get("role") or default_role,
+        "content": message.get("content") if contents is None else contents,
+        "tool_calls": calls,
+        "tool_call_id": message.get("tool_call_id"),
+    }
+
+
+def _tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:
+    schemas = [
+        item["tool"].get("json_schema")
+        for item in unflatten(attributes, "llm.tools")
+        if isinstance(item, Mapping) and isinstance(item.get("tool"), Mapping)
+    ]
+    return tool_definitions(schemas) if schemas else None
+
+
+def _tool(span: SpanRecord) -> ToolExecution:
+    attributes = span.attributes
+    result, result_error = tool_result(attributes.get("output.value"))
+    arguments = first(
+        attributes, "input.value", "tool_call.function.arguments", "gen_ai.tool.call.arguments"
+    )
+    return ToolExecution(
+        span_id=span.span_id,
+        name=string(attributes, "tool.name", "tool_call.function.name") or span.name,
+        call_id=string(attributes, "tool_call.id", "tool.id", "gen_ai.tool.call.id"),
+        arguments=arguments_text(arguments),
+        result=result,
+        error=span.is_error or result_error,
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+    )
+
+
+def _agent(span: SpanRecord) -> AgentInvocation:
+    attributes = span.attributes
+    raw_input = attributes.get("input.value")
+    raw_output = attributes.get("output.value")
+    return AgentInvocation(
+        span_id=span.span_id,
+        agent_name=string(attributes, "agent.name") or span.name,
+        conversation_id=conversation_id(attributes),
+        model=string(attributes, "llm.model_name"),
+        input_text="" if raw_input is None else request_text(raw_input),
+        output_text="" if raw_output is None else reply_text(raw_output),
+        tools=_tools(attributes),
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+    )

@@ -1,0 +1,126 @@
+"""OpenLLMetry / Traceloop entity spans, chosen by `traceloop.span.kind`.
+
+`traceloop.entity.input` / `.output` hold JSON: the SDK's decorators write
+`{"args": [...], "kwargs": {...}}` and the result, the LangChain instrumentation
+`{"inputs": ..., "tags", "metadata", "kwargs"}` and `{"outputs": ..., "kwargs"}` (a tool's
+output then often being a serialized LangChain `ToolMessage`).
+
+- `workflow`, `agent`: an agent run named by `traceloop.entity.name` (else
+  `traceloop.workflow.name`, else the span name without its `.workflow` suffix).
+- `tool`: a tool execution.
+- `task` and anything else: None.
+
+OpenLLMetry's LLM spans carry no span kind; they use the deprecated `gen_ai.prompt.N.*`
+attributes and are read by `genai`. The conversation id comes from
+`traceloop.association.properties.{session_id,conversation_id,thread_id}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..spans import SpanRecord
+from .base import AgentInvocation, NormalizedSpan, ToolExecution
+from .messages import langchain_tool_message, reply_text, request_text, tool_result
+from .values import arguments_text, conversation_id, load_json, string
+
+SPAN_KIND = "traceloop.span.kind"
+_AGENT_KINDS = frozenset({"workflow", "agent"})
+
+
+def detects(span: SpanRecord) -> bool:
+    """Whether the span declares a Traceloop span kind."""
+    return SPAN_KIND in span.attributes
+
+
+def normalize_traceloop(span: SpanRecord) -> NormalizedSpan | None:
+    """Workflows and agents as agent runs, tools as tool executions, everything else None."""
+    kind = string(span.attributes, SPAN_KIND).lower()
+    if kind in _AGENT_KINDS:
+        return _agent(span, kind)
+    if kind == "tool":
+        return _tool(span)
+    return None
+
+
+def _entity_name(span: SpanRecord, kind: str) -> str:
+    name = string(span.attributes, "traceloop.entity.name")
+    if name:
+        return name
+    if kind == "workflow":
+        name = string(span.attributes, "traceloop.workflow.name")
+    suffix = "." + kind
+    fallback = span.name[: -len(suffix)] if span.name.endswith(suffix) else span.name
+    return name or fallback
+
+
+def _agent(span: SpanRecord, kind: str) -> AgentInvocation:
+    attributes = span.attributes
+    raw_input = _unwrap(attributes.get("traceloop.entity.input"), "inputs")
+    raw_output = _unwrap(attributes.get("traceloop.entity.output"), "outputs")
+    return AgentInvocation(
+        span_id=span.span_id,
+        agent_name=_entity_name(span, kind),
+        conversation_id=conversation_id(attributes),
+        input_text="" if raw_input is None else request_text(raw_input),
+        output_text="" if raw_output is None else reply_text(raw_output),
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+        extra={"workflow": string(attributes, "traceloop.workflow.name")}
+        if kind == "agent" and string(attributes, "traceloop.workflow.name")
+        else {},
+    )
+
+
+def _tool(span: SpanRecord) -> ToolExecution:
+    attributes = span.attributes
+    arguments = _arguments(attributes.get("traceloop.entity.input"))
+    output = _unwrap(attributes.get("traceloop.entity.output"), "outputs")
+    call_id, result, error = langchain_tool_message(output)
+    if result is None:
+        result, error = tool_result(output)
+    return ToolExecution(
+        span_id=span.span_id,
+        name=_entity_name(span, "tool"),
+        call_id=call_id or _input_call_id(attributes.get("traceloop.entity.input")),
+        arguments=arguments_text(arguments),
+        result=result,
+        error=span.is_error or error,
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+    )
+
+
+def _unwrap(value: Any, key: str) -> Any:
+    parsed = load_json(value)
+    if isinstance(parsed, Mapping) and key in parsed:
+        return parsed[key]
+    return value
+
+
+def _arguments(value: Any) -> Any:
+    """The call's arguments from an entity input, whichever wrapper it came in."""
+    parsed = load_json(value)
+    if not isinstance(parsed, Mapping):
+        return value
+    if "inputs" in parsed:
+        inner = load_json(parsed["inputs"])
+        return inner if isinstance(inner, Mapping) else parsed["inputs"]
+    kwargs, args = parsed.get("kwargs"), parsed.get("args")
+    if set(parsed) <= {"args", "kwargs"} and isinstance(kwargs, Mapping):
+        if not args:
+            return kwargs
+        if isinstance(args, list) and len(args) == 1 and not kwargs:
+            return args[0]
+    return value
+
+
+def _input_call_id(value: Any) -> str:
+    parsed = load_json(value)
+    if not isinstance(parsed, Mapping):
+        return ""
+    for holder in (parsed, parsed.get("kwargs"), parsed.get("metadata")):
+        if isinstance(holder, Mapping) and isinstance(holder.get("tool_call_id"), str):
+            return str(holder["tool_call_id"])
+    return ""

@@ -1,0 +1,238 @@
+"""Tolerant readers for attribute values, shared by the convention modules.
+
+Attribute values arrive as JSON text, as already-structured lists and mappings (OTLP
+kvlists, SDKs that keep objects), or as plain strings. Every reader here accepts any of
+them, returns what it can read and never raises on odd input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..model import ToolDefinition
+
+MAX_ITEMS = 2_000
+"""Items salvaged from one truncated JSON array."""
+MAX_TOOLS = 500
+"""Tool definitions read from one value."""
+MAX_INDEX_DIGITS = 6
+"""Flattened indices longer than this (`prefix.1234567.role`) are ignored."""
+MAX_PATH_SEGMENTS = 12
+"""Flattened keys with more dot-separated segments below their prefix are ignored."""
+
+_CONVERSATION_KEYS = (
+    "gen_ai.conversation.id",
+    "session.id",
+    "traceloop.association.properties.session_id",
+    "traceloop.association.properties.conversation_id",
+    "traceloop.association.properties.thread_id",
+    "ai.telemetry.metadata.sessionId",
+    "ai.telemetry.metadata.conversationId",
+    "langfuse.session.id",
+)
+
+
+# --- scalars ------------------------------------------------------------------------------
+
+
+def load_json(value: Any, *, partial: bool = False) -> Any:
+    """`value` parsed when it is JSON text (an object, array or string literal), else as given.
+
+    With `partial`, a JSON array of objects cut short (SDKs truncate long attributes)
+    yields its complete leading items instead of staying text.
+    """
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value).decode("utf-8", "replace")
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "[", '"'):
+            try:
+                return json.loads(stripped)
+            except (ValueError, RecursionError):
+                if partial and _ARRAY_OF_VALUES.match(stripped):
+                    return _leading_items(stripped)
+                return value
+    return value
+
+
+_ARRAY_OF_VALUES = re.compile(r"\[\s*[{\[\"]")
+
+
+def _leading_items(text: str) -> list[Any]:
+    decoder = json.JSONDecoder()
+    items: list[Any] = []
+    position = 1
+    while len(items) < MAX_ITEMS:
+        position = _skip_space(text, position)
+        try:
+            item, position = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            break
+        items.append(item)
+        position = _skip_space(text, position)
+        if not text.startswith(",", position):
+            break
+        position += 1
+    return items
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def as_text(value: Any) -> str:
+    """A value as text: strings as they are, None as "", anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return repr(value)
+    except RecursionError:  # nested deeper than the interpreter can print
+        return ""
+
+
+def arguments_text(value: Any) -> str:
+    """Tool-call arguments as JSON text: text as given, objects serialized, absent as ""."""
+    return as_text(value)
+
+
+def string(attributes: Mapping[str, Any], *keys: str) -> str:
+    """The first of `keys` holding a non-empty scalar, as text ("" when none does)."""
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, str | int | float) and str(value):
+            return str(value)
+    return ""
+
+
+def first(attributes: Mapping[str, Any], *keys: str) -> Any:
+    """The first of `keys` present with a value other than None or ""."""
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def conversation_id(attributes: Mapping[str, Any]) -> str:
+    """The conversation (session, thread) id, whichever convention carries it."""
+    return string(attributes, *_CONVERSATION_KEYS)
+
+
+def unwrap_single(value: Any, keys: Iterable[str]) -> Any:
+    """`{"input": {...}}` → `{...}` for a one-key wrapper naming the payload; else `value`.
+
+    Only a mapping payload is unwrapped, so a tool whose one parameter is called `input`
+    keeps its arguments.
+    """
+    parsed = load_json(value)
+    if isinstance(parsed, Mapping) and len(parsed) == 1:
+        ((key, inner),) = parsed.items()
+        if key in keys and isinstance(inner, Mapping):
+            return inner
+    return value
+
+
+# --- flattened attributes -----------------------------------------------------------------
+
+
+def unflatten(attributes: Mapping[str, Any], prefix: str) -> list[Any]:
+    """The items of flattened attributes `prefix.N.rest`, as nested values in index order.
+
+    `llm.input_messages.0.message.role` under `llm.input_messages` gives
+    `[{"message": {"role": ...}}]`; numeric segments deeper down become lists too. A key
+    that is both a value and a prefix keeps whichever came first.
+    """
+    start = prefix + "."
+    root: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if not isinstance(key, str) or not key.startswith(start):
+            continue
+        path = key[len(start) :].split(".", MAX_PATH_SEGMENTS)
+        if len(path) > MAX_PATH_SEGMENTS or not _is_index(path[0]) or not all(path):
+            continue
+        _insert(root, path, value)
+    items = _listify(root)
+    return items if isinstance(items, list) else []
+
+
+def _is_index(segment: str) -> bool:
+    return segment.isascii() and segment.isdigit() and len(segment) <= MAX_INDEX_DIGITS
+
+
+def _insert(node: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    for segment in path[:-1]:
+        child = node.setdefault(segment, {})
+        if not isinstance(child, dict):
+            return
+        node = child
+    node.setdefault(path[-1], value)
+
+
+def _listify(node: Any) -> Any:
+    if not isinstance(node, dict) or not node:
+        return node
+    if all(_is_index(k) for k in node):
+        return [_listify(node[k]) for k in sorted(node, key=int)]
+    return {k: _listify(v) for k, v in node.items()}
+
+
+# --- tool definitions ---------------------------------------------------------------------
+
+
+def tool_definitions(value: Any) -> tuple[ToolDefinition, ...] | None:
+    """Tool definitions in `value`: OpenAI (`{"type": "function", "function": {...}}` or flat),
+    Anthropic (`input_schema`), Vercel (`inputSchema`), Gemini (`function_declarations`),
+    Pydantic AI (`parameters_json_schema`); items may be JSON text. None when unreadable.
+    """
+    parsed = load_json(value, partial=True)
+    if isinstance(parsed, Mapping):
+        parsed = [parsed]
+    if not isinstance(parsed, list | tuple):
+        return None
+    tools: list[ToolDefinition] = []
+    _definitions(parsed, tools, 0)
+    return tuple(tools)
+
+
+def _definitions(items: Sequence[Any], tools: list[ToolDefinition], depth: int) -> None:
+    for item in items[:MAX_TOOLS]:
+        if len(tools) >= MAX_TOOLS or depth > 2:
+            return
+        item = load_json(item)
+        if not isinstance(item, Mapping):
+            continue
+        declarations = item.get("function_declarations") or item.get("functionDeclarations")
+        if isinstance(declarations, list):
+            _definitions(declarations, tools, depth + 1)
+            continue
+        spec = item.get("function") if isinstance(item.get("function"), Mapping) else item
+        assert isinstance(spec, Mapping)
+        name = spec.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        schema = load_json(
+            first(spec, "parameters", "input_schema", "inputSchema", "parameters_json_schema")
+        )
+        description = spec.get("description")
+        tools.append(
+            ToolDefinition(
+                name=name,
+                parameters=schema if isinstance(schema, Mapping) else {},
+                description=description if isinstance(description, str) else "",
+            )
+        )

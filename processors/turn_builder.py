@@ -1,0 +1,407 @@
+"""Build one `Turn` from the normalized spans of that turn (pure: no clock, no state).
+
+The latest LLM call of a turn carries its history: the user request, the tool calls and
+the tool results. So the turn is read from that call's input messages plus its output,
+as an OpenAI-style transcript, by `transcript.turn_from_transcript`; tool execution and
+agent spans then enrich it where they exist (their results and error status win).
+
+An LLM call that ends in tool calls is a step of a turn, not a turn: the reply is the
+output of the last step without tool calls. `split_turns` partitions the LLM calls of
+one trace (or of a chain of per-call traces) into turns, one per user request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .model import ToolCall, ToolDefinition, Turn
+from .normalize.base import AgentInvocation, ChatMessage, LlmStep, ToolCallPart, ToolExecution
+from .nudges import is_framework_nudge
+from .prose_calls import parse_arguments
+from .transcript import turn_from_transcript
+
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+
+
+@dataclass(frozen=True)
+class TurnSpans:
+    """The normalized spans of one turn, with the ids only the assembler knows.
+
+    `steps` and `tools` may come in any order (they are ordered by time here).
+    `trace_id` is the trace of the turn's first step (the agent's without steps).
+    """
+
+    steps: tuple[LlmStep, ...] = ()
+    tools: tuple[ToolExecution, ...] = ()
+    agent: AgentInvocation | None = None
+    tenant: str = "default"
+    trace_id: str = ""
+    service: str = ""
+
+
+# --- which calls form a turn -----------------------------------------------------------
+
+
+def last_user_index(messages: Sequence[ChatMessage]) -> int:
+    """Index of the last user message that is not a framework nudge, or -1."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role == "user" and not is_framework_nudge(m.text):
+            return i
+    return -1
+
+
+def prefix_fingerprints(messages: Iterable[ChatMessage], seed: bytes = b"") -> list[bytes]:
+    """`result[j]` fingerprints `messages[:j]` by (role, text, tool call ids).
+
+    Two calls whose fingerprints agree at some length share that prefix of history:
+    that is how a later call is recognised as the continuation of an earlier one.
+    """
+    return extend_fingerprints(hashlib.blake2b(seed, digest_size=16).digest(), messages)
+
+
+def extend_fingerprints(start: bytes, messages: Iterable[ChatMessage]) -> list[bytes]:
+    """Like `prefix_fingerprints`, continuing from the fingerprint `start` (`result[0]`)."""
+    current = start
+    out = [current]
+    for m in messages:
+        h = hashlib.blake2b(current, digest_size=16)
+        h.update(m.role.encode())
+        h.update(b"\x00")
+        h.update(m.text.strip().encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+        h.update("\x1f".join(p.call_id for p in m.tool_calls).encode())
+        h.update(b"\x00")
+        h.update(m.tool_call_id.encode())
+        current = h.digest()
+        out.append(current)
+    return out
+
+
+def turn_head(step: LlmStep) -> bytes:
+    """The fingerprint of a call's history up to and including its user request: calls
+    with the same head answer the same request."""
+    messages = step.input_messages
+    return prefix_fingerprints(messages[: last_user_index(messages) + 1])[-1]
+
+
+def ends_in_tool_calls(step: LlmStep) -> bool:
+    return any(m.tool_calls for m in step.output_messages if m.role == "assistant")
+
+
+def _by_time(steps: Iterable[LlmStep]) -> list[LlmStep]:
+    # Stable: steps without times keep the order they were given in.
+    return sorted(steps, key=lambda s: (s.end_time_unix_nano, s.start_time_unix_nano))
+
+
+def main_thread(steps: Sequence[LlmStep]) -> tuple[LlmStep, ...]:
+    """The calls of the turn's own conversation, by end time.
+
+    Side calls inside an agent (a sub-agent, a title generator) answer another request;
+    the main conversation is the one of the call with the longest history.
+    """
+    ordered = _by_time(steps)
+    if not ordered:
+        return ()
+    longest = max(reversed(ordered), key=lambda s: len(s.input_messages))
+    head = turn_head(longest)
+    return tuple(s for s in ordered if turn_head(s) == head)
+
+
+def final_step(steps: Sequence[LlmStep]) -> LlmStep | None:
+    """The call whose output is the reply: the last one without tool calls, else (the
+    turn has no reply yet) the latest."""
+    thread = main_thread(steps)
+    for step in reversed(thread):
+        if not ends_in_tool_calls(step):
+            return step
+    return thread[-1] if thread else None
+
+
+def awaits_tools(steps: Sequence[LlmStep]) -> bool:
+    """True while the turn's latest call ended in tool calls: the agent loop goes on."""
+    thread = main_thread(steps)
+    return bool(thread) and ends_in_tool_calls(thread[-1])
+
+
+def split_turns(
+    steps: Sequence[LlmStep], tools: Sequence[ToolExecution] = ()
+) -> list[tuple[tuple[LlmStep, ...], tuple[ToolExecution, ...]]]:
+    """Partition calls into turns at each new user request, in order of first call.
+
+    A tool execution goes to the turn whose calls mention its call id, else to the turn
+    of the latest call that started before it (the first turn when none did).
+    """
+    groups: dict[bytes, list[LlmStep]] = {}
+    for step in sorted(steps, key=lambda s: s.start_time_unix_nano):
+        groups.setdefault(turn_head(step), []).append(step)
+    turns = [tuple(g) for g in groups.values()]
+    if not turns:
+        return []
+    owners: dict[str, int] = {}
+    for i, group in enumerate(turns):
+        for call_id in _mentioned_call_ids(group):
+            owners.setdefault(call_id, i)
+    assigned: list[list[ToolExecution]] = [[] for _ in turns]
+    for tool in sorted(tools, key=lambda t: t.start_time_unix_nano):
+        index = owners.get(tool.call_id) if tool.call_id else None
+        if index is None:
+            index = _turn_started_before(turns, tool.start_time_unix_nano)
+        assigned[index].append(tool)
+    return [(group, tuple(a)) for group, a in zip(turns, assigned, strict=True)]
+
+
+def _mentioned_call_ids(steps: Iterable[LlmStep]) -> set[str]:
+    ids: set[str] = set()
+    for step in steps:
+        for m in (*step.input_messages, *step.output_messages):
+            ids.update(p.call_id for p in m.tool_calls if p.call_id)
+            if m.tool_call_id:
+                ids.add(m.tool_call_id)
+    return ids
+
+
+def _turn_started_before(turns: Sequence[tuple[LlmStep, ...]], start: int) -> int:
+    best, best_start = 0, -1
+    for i, group in enumerate(turns):
+        for step in group:
+            if best_start < step.start_time_unix_nano <= start:
+                best, best_start = i, step.start_time_unix_nano
+    return best
+
+
+def turn_id_for(tenant: str, trace_id: str, user_index: int, user_text: str) -> str:
+    """The turn's stable id: the same turn gets the same id on replay or restart."""
+    key = json.dumps([tenant, trace_id, user_index, user_text], ensure_ascii=False)
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+# --- building the turn ---------------------------------------------------------------------
+
+
+def build_turn(spans: TurnSpans) -> Turn:
+    """The `Turn` of these spans. Needs an LLM step or an agent span (ValueError without).
+
+    May raise `TranscriptError` when the messages do not form a readable conversation.
+    """
+    thread = main_thread(spans.steps)
+    final = final_step(spans.steps)
+    agent = spans.agent
+    if final is not None:
+        messages = _transcript_messages(final)
+        if ends_in_tool_calls(final):
+            # No reply yet: judged with an empty one, unless the agent span says what the
+            # user got (a loop that ends in a `final_answer` tool, say).
+            reply = agent.output_text if agent is not None else ""
+            messages.append({"role": "assistant", "content": reply})
+        user_index = last_user_index(final.input_messages)
+        user_text = final.input_messages[user_index].text if user_index >= 0 else ""
+    elif agent is not None:
+        messages = [{"role": "user", "content": agent.input_text}] if agent.input_text else []
+        messages.append({"role": "assistant", "content": agent.output_text})
+        user_index = 0 if agent.input_text else -1
+        user_text = agent.input_text
+    else:
+        raise ValueError("a turn needs an LLM step or an agent span")
+
+    conversation_id = _first(s.conversation_id for s in (final, *thread) if s is not None)
+    if not conversation_id and agent is not None:
+        conversation_id = agent.conversation_id
+    turn = turn_from_transcript(
+        {"messages": messages},
+        turn_id=turn_id_for(spans.tenant, spans.trace_id, user_index, user_text),
+        conversation_id=conversation_id,
+    )
+    ordered = _by_time(spans.steps)
+    calls = _calls_from_outputs(turn, ordered, thread)
+    calls = _with_executions(calls, spans.tools, thread, len(turn.steps))
+    return replace(
+        turn,
+        tool_calls=tuple(calls),
+        tools=_tools(final, ordered, agent),
+        model=_first(s.model for s in (final, *reversed(ordered)) if s is not None)
+        or (agent.model if agent is not None else ""),
+        provider=_first(s.provider for s in (final, *reversed(ordered)) if s is not None),
+        tenant=spans.tenant,
+        trace_id=spans.trace_id,
+        service=spans.service,
+        agent=(agent.agent_name if agent is not None else "")
+        or _first(s.agent_name for s in reversed(ordered)),
+    )
+
+
+def _transcript_messages(step: LlmStep) -> list[dict[str, Any]]:
+    messages = [m for m in map(_openai_message, step.input_messages) if m is not None]
+    instructions = step.system_instructions
+    if instructions and not any(
+        m.role in ("system", "developer") and m.text == instructions for m in step.input_messages
+    ):
+        messages.insert(0, {"role": "system", "content": instructions})
+    outputs = [m for m in step.output_messages if m.role == "assistant"]
+    # Some conventions split one answer into a text message and a tool-call message.
+    merged = ChatMessage(
+        role="assistant",
+        text="\n".join(m.text for m in outputs if m.text),
+        tool_calls=tuple(p for m in outputs for p in m.tool_calls),
+    )
+    reply = _openai_message(merged)
+    assert reply is not None
+    messages.append(reply)
+    return messages
+
+
+def _openai_message(m: ChatMessage) -> dict[str, Any] | None:
+    if m.role not in _ROLES:
+        return None
+    if m.role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": m.text or None}
+        calls = [_openai_call(p) for p in m.tool_calls if p.name]
+        if calls:
+            out["tool_calls"] = calls
+        return out
+    if m.role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": m.tool_call_id,
+            "content": m.text,
+            "is_error": m.is_error,
+        }
+    return {"role": m.role, "content": m.text}
+
+
+def _openai_call(part: ToolCallPart) -> dict[str, Any]:
+    return {
+        "id": part.call_id,
+        "type": "function",
+        "function": {"name": part.name, "arguments": part.arguments},
+    }
+
+
+def _calls_from_outputs(
+    turn: Turn, ordered: Sequence[LlmStep], thread: Sequence[LlmStep]
+) -> list[ToolCall]:
+    """The transcript's calls, plus calls that other calls of the turn requested but the
+    final call's history does not carry (side calls, or a framework that trims history)."""
+    calls = list(turn.tool_calls)
+    known = {c.call_id for c in calls if c.call_id}
+    known.update(c.call_id for c in turn.history_tool_calls if c.call_id)
+    results = {
+        m.tool_call_id: m
+        for s in ordered
+        for m in s.input_messages
+        if m.role == "tool" and m.tool_call_id
+    }
+    positions = {id(s): i for i, s in enumerate(thread)}
+    for step in ordered:
+        index = min(positions.get(id(step), len(turn.steps)), len(turn.steps))
+        for m in step.output_messages:
+            for part in m.tool_calls:
+                if not part.name or not part.call_id or part.call_id in known:
+                    continue
+                known.add(part.call_id)
+                arguments, text = parse_arguments(part.arguments)
+                result = results.get(part.call_id)
+                calls.append(
+                    ToolCall(
+                        name=part.name,
+                        call_id=part.call_id,
+                        arguments=arguments,
+                        arguments_text=text,
+                        result=None if result is None else result.text,
+                        error=False if result is None else result.is_error,
+                        step=index,
+                    )
+                )
+    return calls
+
+
+def _with_executions(
+    calls: list[ToolCall],
+    executions: Sequence[ToolExecution],
+    thread: Sequence[LlmStep],
+    reply_step: int,
+) -> list[ToolCall]:
+    """Tool execution spans are the system's record: their result and error status win.
+
+    Matched by call id, else by name in order; an execution no message mentions becomes
+    a call of its own.
+    """
+    pending = sorted(executions, key=lambda e: e.start_time_unix_nano)
+    matched: dict[int, ToolExecution] = {}
+    by_id = {c.call_id: i for i, c in enumerate(calls) if c.call_id and c.origin == "structured"}
+    rest: list[ToolExecution] = []
+    for execution in pending:
+        index = by_id.get(execution.call_id) if execution.call_id else None
+        if index is not None and index not in matched:
+            matched[index] = execution
+        else:
+            rest.append(execution)
+    unmatched: list[ToolExecution] = []
+    for execution in rest:
+        index = next(
+            (
+                i
+                for i, c in enumerate(calls)
+                if i not in matched and c.origin == "structured" and c.name == execution.name
+            ),
+            None,
+        )
+        if index is None:
+            unmatched.append(execution)
+        else:
+            matched[index] = execution
+    out = [_enriched(c, matched[i]) if i in matched else c for i, c in enumerate(calls)]
+    for execution in unmatched:
+        arguments, text = parse_arguments(execution.arguments)
+        out.append(
+            ToolCall(
+                name=execution.name,
+                call_id=execution.call_id,
+                arguments=arguments,
+                arguments_text=text,
+                result=execution.result,
+                error=execution.error,
+                span_id=execution.span_id,
+                step=_requesting_step(execution, thread, reply_step),
+            )
+        )
+    return sorted(out, key=lambda c: c.step)
+
+
+def _enriched(call: ToolCall, execution: ToolExecution) -> ToolCall:
+    arguments, text = call.arguments, call.arguments_text
+    if not arguments and not text and execution.arguments:
+        arguments, text = parse_arguments(execution.arguments)
+    return replace(
+        call,
+        arguments=arguments,
+        arguments_text=text,
+        result=execution.result if execution.result is not None else call.result,
+        # A failure either source recorded stands.
+        error=execution.error or call.error,
+        span_id=execution.span_id,
+    )
+
+
+def _requesting_step(execution: ToolExecution, thread: Sequence[LlmStep], reply_step: int) -> int:
+    if not execution.start_time_unix_nano:
+        return reply_step  # when it ran is unknown: after every step we know of
+    before = sum(1 for s in thread if s.end_time_unix_nano <= execution.start_time_unix_nano)
+    return max(0, min(before - 1, reply_step))
+
+
+def _tools(
+    final: LlmStep | None, ordered: Sequence[LlmStep], agent: AgentInvocation | None
+) -> tuple[ToolDefinition, ...] | None:
+    for step in (final, *reversed(ordered)):
+        if step is not None and step.tools is not None:
+            return step.tools
+    return agent.tools if agent is not None else None
+
+
+def _first(values: Iterable[str]) -> str:
+    return next((v for v in values if v), "")

@@ -1,0 +1,163 @@
+"""OTLP/JSON requests holding whole agent turns in the current GenAI conventions."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+# Recent enough to stay inside the tables' retention, fixed so resent requests are equal.
+_BASE_NS = (time.time_ns() // 1_000_000_000 - 3600) * 1_000_000_000
+
+
+def _attr(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def _span(
+    trace_id: str,
+    span_id: str,
+    parent: str,
+    name: str,
+    start: int,
+    end: int,
+    attributes: dict[str, Any],
+    *,
+    error: bool = False,
+) -> dict[str, Any]:
+    span: dict[str, Any] = {
+        "traceId": trace_id,
+        "spanId": span_id,
+        "parentSpanId": parent,
+        "name": name,
+        "kind": 3 if name.startswith("chat") else 1,
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(end),
+        "attributes": [_attr(k, v) for k, v in attributes.items()],
+    }
+    if error:
+        span["status"] = {"code": 2, "message": "tool failed"}
+    return span
+
+
+def turn_request(
+    index: int, *, hallucinate: bool, model: str = "gpt-4o"
+) -> tuple[bytes, list[str]]:
+    """One agent turn as an OTLP/JSON request body, and its span ids.
+
+    The agent looks up an order and replies; when `hallucinate` is set the reply also
+    claims a refund it never issued and quotes an invented ticket key.
+    """
+    trace_id = f"{index:032x}"
+    ids = [f"{index:012x}{k:04x}" for k in range(4)]
+    agent, chat1, tool, chat2 = ids
+    start = _BASE_NS + index * 10_000_000
+    user = {
+        "role": "user",
+        "parts": [{"type": "text", "content": f"Where is order #W{index:07d}?"}],
+    }
+    call = {
+        "type": "tool_call",
+        "id": f"call_{index}",
+        "name": "get_order",
+        "arguments": {"order_id": f"#W{index:07d}"},
+    }
+    result = json.dumps({"order_id": f"#W{index:07d}", "status": "shipped"})
+    reply = f"Order #W{index:07d} has shipped."
+    if hallucinate:
+        reply += f" I have refunded the shipping fee, ticket OPS-9{index:03d}."
+    tools = json.dumps(
+        [{"type": "function", "name": "get_order", "parameters": {"type": "object"}}]
+    )
+    spans = [
+        _span(
+            trace_id,
+            agent,
+            "",
+            "invoke_agent support",
+            start,
+            start + 9_000_000,
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "support",
+                "gen_ai.conversation.id": f"conv-{index}",
+            },
+        ),
+        _span(
+            trace_id,
+            chat1,
+            agent,
+            f"chat {model}",
+            start + 1_000_000,
+            start + 3_000_000,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": model,
+                "gen_ai.provider.name": "openai",
+                "gen_ai.tool.definitions": tools,
+                "gen_ai.input.messages": json.dumps([user]),
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [call]}]),
+            },
+        ),
+        _span(
+            trace_id,
+            tool,
+            agent,
+            "execute_tool get_order",
+            start + 3_500_000,
+            start + 4_000_000,
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "get_order",
+                "gen_ai.tool.call.id": f"call_{index}",
+                "gen_ai.tool.call.arguments": json.dumps(call["arguments"]),
+                "gen_ai.tool.call.result": result,
+            },
+        ),
+        _span(
+            trace_id,
+            chat2,
+            agent,
+            f"chat {model}",
+            start + 5_000_000,
+            start + 8_000_000,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": model,
+                "gen_ai.provider.name": "openai",
+                "gen_ai.tool.definitions": tools,
+                "gen_ai.input.messages": json.dumps(
+                    [
+                        user,
+                        {"role": "assistant", "parts": [call]},
+                        {
+                            "role": "tool",
+                            "parts": [
+                                {
+                                    "type": "tool_call_response",
+                                    "id": f"call_{index}",
+                                    "response": result,
+                                }
+                            ],
+                        },
+                    ]
+                ),
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": reply}]}]
+                ),
+            },
+        ),
+    ]
+    body = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [_attr("service.name", "shop-agent")]},
+                "scopeSpans": [{"scope": {"name": "tests"}, "spans": spans}],
+            }
+        ]
+    }
+    return json.dumps(body).encode(), ids

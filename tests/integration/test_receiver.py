@@ -1,0 +1,154 @@
+"""POST /v1/traces against a real service process: the OTLP status-code table, and a
+property test that random and truncated bodies never get a 500 or kill the service."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from tests.integration.service_process import ServiceProcess
+
+TOKEN = "s3cret-token"
+LIMIT = 1024 * 1024
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def otlp_json(spans: list[dict[str, object]]) -> bytes:
+    return json.dumps(
+        {
+            "resourceSpans": [
+                {
+                    "resource": {
+                        "attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]
+                    },
+                    "scopeSpans": [{"scope": {"name": "test"}, "spans": spans}],
+                }
+            ]
+        }
+    ).encode()
+
+
+def span(span_id: str, trace_id: str = TRACE, name: str = "chat gpt-4o") -> dict[str, object]:
+    return {
+        "traceId": trace_id,
+        "spanId": span_id,
+        "name": name,
+        "kind": 3,
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000001000000000",
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}],
+    }
+
+
+GOOD_JSON = otlp_json([span("eee19b7ec3c1b174")])
+GOOD_PROTO = ExportTraceServiceRequest().SerializeToString()
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+JSON = {"Content-Type": "application/json", **AUTH}
+PROTO = {"Content-Type": "application/x-protobuf", **AUTH}
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    env = {"FACTLEDGER_INGEST_TOKEN": TOKEN, "FACTLEDGER_MAX_BODY_BYTES": str(LIMIT)}
+    with ServiceProcess(tmp_path_factory.mktemp("receiver"), env) as svc:
+        yield svc
+
+
+CASES = [
+    pytest.param(JSON, GOOD_JSON, 200, id="json-accepted"),
+    pytest.param(PROTO, GOOD_PROTO, 200, id="protobuf-accepted"),
+    pytest.param(
+        {**JSON, "Content-Encoding": "gzip"}, gzip.compress(GOOD_JSON), 200, id="gzip-json"
+    ),
+    pytest.param(
+        JSON,
+        otlp_json([span("eee19b7ec3c1b175"), span("not-hex"), span("eee19b7ec3c1b176")]),
+        200,
+        id="partial-success-bad-span-dropped",
+    ),
+    pytest.param(JSON, b"{not json", 400, id="undecodable-json"),
+    pytest.param(PROTO, b"\xff\xff\xff\xff", 400, id="undecodable-protobuf"),
+    pytest.param({**JSON, "Content-Encoding": "gzip"}, b"not gzip at all", 400, id="corrupt-gzip"),
+    pytest.param({"Content-Type": "application/json"}, GOOD_JSON, 401, id="missing-token"),
+    pytest.param(
+        {"Content-Type": "application/json", "Authorization": "Bearer wrong"},
+        GOOD_JSON,
+        401,
+        id="wrong-token",
+    ),
+    pytest.param(JSON, b" " * (LIMIT + 1), 413, id="body-over-limit"),
+    pytest.param(
+        {**JSON, "Content-Encoding": "gzip"},
+        gzip.compress(b" " * (8 * LIMIT)),
+        413,
+        id="gzip-bomb",
+    ),
+    pytest.param({"Content-Type": "text/plain", **AUTH}, GOOD_JSON, 415, id="media-type"),
+    pytest.param({**JSON, "Content-Encoding": "br"}, GOOD_JSON, 415, id="content-encoding"),
+]
+
+
+@pytest.mark.parametrize(("headers", "body", "status"), CASES)
+def test_status_codes(
+    service: ServiceProcess, headers: dict[str, str], body: bytes, status: int
+) -> None:
+    response = httpx.post(f"{service.url}/v1/traces", headers=headers, content=body, timeout=30)
+    assert response.status_code == status, response.text
+    media = headers["Content-Type"]
+    if media in ("application/json", "application/x-protobuf"):
+        assert response.headers["content-type"].startswith(media)
+
+
+def test_partial_success_says_how_many_and_why(service: ServiceProcess) -> None:
+    body = otlp_json([span("aaa19b7ec3c1b175"), span("xyz"), span("bbb19b7ec3c1b176")])
+    response = httpx.post(f"{service.url}/v1/traces", headers=JSON, content=body)
+    partial = response.json()["partialSuccess"]
+    assert int(partial["rejectedSpans"]) == 1
+    assert partial["errorMessage"]
+
+
+def test_protobuf_reply_parses(service: ServiceProcess) -> None:
+    response = httpx.post(f"{service.url}/v1/traces", headers=PROTO, content=GOOD_PROTO)
+    ExportTraceServiceResponse.FromString(response.content)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    media=st.sampled_from(["application/json", "application/x-protobuf"]),
+    body=st.one_of(
+        st.binary(max_size=2048),
+        st.integers(0, len(GOOD_JSON)).map(lambda n: GOOD_JSON[:n]),
+        st.builds(
+            lambda spans: otlp_json(spans),
+            st.lists(
+                st.fixed_dictionaries(
+                    {"traceId": st.text(max_size=40), "spanId": st.text(max_size=20)},
+                    optional={"name": st.text(max_size=10), "kind": st.integers(-5, 10)},
+                ),
+                max_size=4,
+            ),
+        ),
+    ),
+)
+def test_random_bodies_never_500(service: ServiceProcess, media: str, body: bytes) -> None:
+    response = httpx.post(
+        f"{service.url}/v1/traces", headers={**AUTH, "Content-Type": media}, content=body
+    )
+    assert response.status_code in (200, 400), response.text
+    assert httpx.get(f"{service.url}/healthz").status_code == 200
+
+
+def test_metrics_count_drops_by_reason(service: ServiceProcess) -> None:
+    text = httpx.get(f"{service.url}/metrics").text
+    assert "factledger_spans_received_total" in text
+    assert 'factledger_spans_dropped_total{reason="' in text
