@@ -19,12 +19,15 @@ request's media type (protobuf or JSON); error bodies are `google.rpc.Status`.
 from __future__ import annotations
 
 import hmac
+import time
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from factledger.collector import otlp
+from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import PipelineClosed, PipelineFull
+from factledger.processors.spans import SpanRecord
 
 router = APIRouter(tags=["ingest"])
 
@@ -62,15 +65,32 @@ async def export_traces(request: Request) -> Response:
         return _error(reply_type, status, str(exc) or type(exc).__name__)
     for reason, count in result.reasons.items():
         service.metrics.inc("factledger_spans_dropped_total", count, reason=reason)
+    spans, rejected, message = _within_retention(
+        result, service.settings.retention_days, service.metrics
+    )
     try:
-        if result.spans:
-            await run_in_threadpool(
-                service.pipeline.submit, reply_type, "default", body, result.spans
-            )
+        if spans:
+            await run_in_threadpool(service.pipeline.submit, reply_type, "default", body, spans)
     except (PipelineFull, PipelineClosed):
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
-    payload = otlp.encode_response(reply_type, result.rejected, result.error_message)
+    payload = otlp.encode_response(reply_type, rejected, message)
     return Response(payload, status_code=200, media_type=reply_type)
+
+
+def _within_retention(
+    result: otlp.DecodeResult, retention_days: int, metrics: Metrics
+) -> tuple[list[SpanRecord], int, str]:
+    """Spans the store would expire at once (older than the retention) are refused here,
+    counted and reported, rather than acknowledged and silently dropped by the TTL."""
+    cutoff = time.time_ns() - retention_days * 86_400 * 1_000_000_000
+    kept = [s for s in result.spans if s.start_time_unix_nano >= cutoff]
+    old = len(result.spans) - len(kept)
+    if not old:
+        return kept, result.rejected, result.error_message
+    metrics.inc("factledger_spans_dropped_total", old, reason="older_than_retention")
+    note = f"{old} spans started before the {retention_days}-day retention and were not stored"
+    message = f"{result.error_message}; {note}" if result.error_message else note
+    return kept, result.rejected + old, message
 
 
 def _authorized(header: str, token: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,7 +72,91 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, help="embedded store and write-ahead log (default ./.factledger)"
     )
     p_serve.set_defaults(handler=_cmd_serve)
+
+    endpoint_help = (
+        "OTLP base URL; /v1/traces is appended "
+        "(default $OTEL_EXPORTER_OTLP_ENDPOINT or http://127.0.0.1:4318)"
+    )
+    p_replay = sub.add_parser("replay", help="send eval-format transcripts as GenAI spans")
+    p_replay.add_argument("file", type=Path, help="JSONL of {id, transcript, expected}")
+    p_replay.add_argument("--endpoint", default=_default_endpoint(), help=endpoint_help)
+    _add_export_options(p_replay)
+    p_replay.set_defaults(handler=_cmd_replay)
+
+    p_demo = sub.add_parser("demo", help="scripted agents sending clean and hallucinated turns")
+    p_demo.add_argument("--endpoint", default=_default_endpoint(), help=endpoint_help)
+    p_demo.add_argument("--turns", type=int, default=200, help="turns to send (default 200)")
+    p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    p_demo.add_argument(
+        "--rate", type=float, help="turns per second (default: as fast as possible)"
+    )
+    _add_export_options(p_demo)
+    p_demo.set_defaults(handler=_cmd_demo)
     return parser
+
+
+def _default_endpoint() -> str:
+    return os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "http://127.0.0.1:4318"
+
+
+def _add_export_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra HTTP header, e.g. Authorization='Bearer TOKEN' (repeatable)",
+    )
+    parser.add_argument("--timeout", type=float, default=10.0, help="export timeout in seconds")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _headers(pairs: list[str]) -> dict[str, str]:
+    headers = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise FactLedgerError(f"--header must be KEY=VALUE, not {pair!r}")
+        headers[key.strip()] = value
+    return headers
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from factledger.replay import replay
+
+    report = replay(
+        args.file,
+        args.endpoint,
+        headers=_headers(args.header),
+        timeout=args.timeout,
+        progress=not args.quiet,
+    )
+    print(
+        f"replayed {report.records} records as {report.spans} spans "
+        f"({report.failed} not acknowledged, {report.skipped} skipped)"
+    )
+    for error in report.errors:
+        print(f"  skipped: {error}", file=sys.stderr)
+    return 0 if report.failed == 0 else 1
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from factledger.demo import run_demo
+
+    report = run_demo(
+        args.endpoint,
+        turns=args.turns,
+        seed=args.seed,
+        rate=args.rate,
+        headers=_headers(args.header),
+        timeout=args.timeout,
+        progress=not args.quiet,
+    )
+    print(
+        f"sent {report.turns} turns ({report.clean} clean) as {report.spans} spans, "
+        f"{report.failed} not acknowledged"
+    )
+    return 0 if report.failed == 0 else 1
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -1,6 +1,8 @@
 """Score the validators against labelled cases (`factledger eval`).
 
-A case is `{"id", "transcript", "expected": {"verdict", "kinds", "allow"}}`. `kinds` must
+A case is `{"id", "transcript", "expected": {"verdict", "kinds", "allow"}}`, or `{"id",
+"otlp": <an OTLP/JSON ExportTraceServiceRequest>, "expected"}` whose spans are assembled
+into turns exactly as the service does (the last turn is the one judged). `kinds` must
 be found; `allow` may be found without counting as a false positive. A turn is positive
 when its verdict is not `pass`.
 """
@@ -13,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from factledger.collector import otlp
+from factledger.processors.assembler import TurnAssembler
 from factledger.processors.errors import TranscriptError
-from factledger.processors.model import Verdict
+from factledger.processors.model import Turn, Verdict
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.transcript import turn_from_transcript
 
@@ -24,12 +28,14 @@ VERDICTS = ("reject", "flag", "pass")
 @dataclass(frozen=True)
 class Case:
     id: str
-    transcript: Mapping[str, Any]
+    transcript: Mapping[str, Any] | None
     verdict: str
     kinds: frozenset[str]
     allow: frozenset[str]
     where: str = ""
     """Where the case was read (file:line), for error messages."""
+    otlp: Mapping[str, Any] | None = None
+    """An OTLP/JSON request instead of a transcript."""
 
 
 @dataclass(frozen=True)
@@ -154,8 +160,9 @@ def parse_case(record: Mapping[str, Any], where: str) -> Case:
     if not isinstance(record, Mapping):
         raise TranscriptError(f"{where}: a case must be a JSON object")
     transcript = record.get("transcript")
-    if not isinstance(transcript, Mapping):
-        raise TranscriptError(f"{where}: case has no 'transcript' object")
+    otlp = record.get("otlp")
+    if not isinstance(transcript, Mapping) and not isinstance(otlp, Mapping):
+        raise TranscriptError(f"{where}: case has no 'transcript' object (nor an 'otlp' request)")
     expected = record.get("expected")
     if not isinstance(expected, Mapping):
         raise TranscriptError(f"{where}: case has no 'expected' object")
@@ -164,7 +171,8 @@ def parse_case(record: Mapping[str, Any], where: str) -> Case:
         raise TranscriptError(f"{where}: expected.verdict must be one of {', '.join(VERDICTS)}")
     return Case(
         id=str(record.get("id") or where),
-        transcript=transcript,
+        transcript=transcript if isinstance(transcript, Mapping) else None,
+        otlp=otlp if isinstance(otlp, Mapping) and not isinstance(transcript, Mapping) else None,
         verdict=str(verdict),
         kinds=frozenset(map(str, expected.get("kinds") or ())),
         allow=frozenset(map(str, expected.get("allow") or ())),
@@ -189,11 +197,29 @@ def read_cases(path: Path) -> Iterator[Case]:
 
 def evaluate_case(case: Case, runner: ValidationRunner) -> CaseResult:
     try:
-        turn = turn_from_transcript(case.transcript, turn_id=case.id)
+        if case.transcript is not None:
+            turn = turn_from_transcript(case.transcript, turn_id=case.id)
+        else:
+            turn = turn_from_otlp(case.otlp or {})
     except TranscriptError as exc:
         raise TranscriptError(f"{case.where or case.id} (case {case.id}): {exc}") from exc
     verdict: Verdict = runner.validate(turn)
     return CaseResult(case=case, verdict=verdict.outcome.value, kinds=verdict.kinds)
+
+
+def turn_from_otlp(request: Mapping[str, Any]) -> Turn:
+    """The last turn the service would assemble from an OTLP/JSON request."""
+    try:
+        decoded = otlp.decode_request(json.dumps(request).encode(), otlp.JSON)
+    except otlp.OtlpError as exc:
+        raise TranscriptError(f"otlp: {exc}") from exc
+    assembler = TurnAssembler(lambda: 0.0)
+    for span in decoded.spans:
+        assembler.add(span)
+    turns = sorted(assembler.flush_all(), key=lambda t: (t.ended_at_ns, t.started_at_ns))
+    if not turns:
+        raise TranscriptError("otlp: the spans hold no agent turn")
+    return turns[-1].turn
 
 
 def evaluate(

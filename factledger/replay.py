@@ -176,6 +176,8 @@ def replay(
     try:
         for case in read_cases(path):
             try:
+                if case.transcript is None:
+                    raise TranscriptError("an OTLP case has no transcript to replay")
                 spans += transcript_spans(case.transcript, pipeline.tracer, conversation_id=case.id)
             except TranscriptError as exc:
                 skipped += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -21,6 +22,7 @@ from tests.integration.service_process import ServiceProcess
 TOKEN = "s3cret-token"
 LIMIT = 1024 * 1024
 TRACE = "5b8efff798038103d269b633813fc60c"
+NOW_NS = time.time_ns()
 
 
 def otlp_json(spans: list[dict[str, object]]) -> bytes:
@@ -44,8 +46,8 @@ def span(span_id: str, trace_id: str = TRACE, name: str = "chat gpt-4o") -> dict
         "spanId": span_id,
         "name": name,
         "kind": 3,
-        "startTimeUnixNano": "1700000000000000000",
-        "endTimeUnixNano": "1700000001000000000",
+        "startTimeUnixNano": str(NOW_NS),
+        "endTimeUnixNano": str(NOW_NS + 1_000_000_000),
         "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}],
     }
 
@@ -152,3 +154,13 @@ def test_metrics_count_drops_by_reason(service: ServiceProcess) -> None:
     text = httpx.get(f"{service.url}/metrics").text
     assert "factledger_spans_received_total" in text
     assert 'factledger_spans_dropped_total{reason="' in text
+
+
+def test_spans_older_than_retention_are_refused_and_reported(service: ServiceProcess) -> None:
+    old = span("ccc19b7ec3c1b177")
+    old["startTimeUnixNano"] = "1577836800000000000"  # 2020-01-01, far past the retention
+    response = httpx.post(f"{service.url}/v1/traces", headers=JSON, content=otlp_json([old]))
+    assert response.status_code == 200
+    partial = response.json()["partialSuccess"]
+    assert int(partial["rejectedSpans"]) == 1
+    assert "retention" in partial["errorMessage"]

@@ -10,6 +10,7 @@ CI always has them, so a missing folder fails here rather than skipping.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -390,17 +391,13 @@ def _kind(result: NormalizedSpan | None) -> str:
     return "-" if result is None else names[type(result)]
 
 
-_cache: dict[Path, Normalized] = {}
-
-
+@functools.cache
 def normalized(path: Path | None) -> Normalized:
     assert path is not None, MISSING
-    if path not in _cache:
-        loaded = load_example(path)
-        order = sorted(range(len(loaded)), key=lambda i: (loaded[i].start_time_unix_nano, i))
-        spans = tuple(loaded[i] for i in order)
-        _cache[path] = Normalized(spans, tuple(normalize(s) for s in spans))
-    return _cache[path]
+    loaded = load_example(path)
+    order = sorted(range(len(loaded)), key=lambda i: (loaded[i].start_time_unix_nano, i))
+    spans = tuple(loaded[i] for i in order)
+    return Normalized(spans, tuple(normalize(s) for s in spans))
 
 
 def expected(path: Path | None) -> Expected:
