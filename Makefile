@@ -1,4 +1,4 @@
-# FactLedger: `make run` checks the examples and scores the corpus, `make test` runs every check.
+# FactLedger: `make run` starts the service with demo traffic, `make test` runs every check.
 # Both create .venv when it is missing and install what they need into it.
 
 PYTHON ?= python3
@@ -19,10 +19,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 run: install
-	@for f in examples/*.json; do echo "== factledger check $$f"; $(BIN)/factledger check $$f; echo; done
-	@echo "== factledger eval (the labelled corpus)"
-	@cat tests/corpus/*.jsonl > $(VENV)/corpus.jsonl
-	$(BIN)/factledger eval $(VENV)/corpus.jsonl
+	$(BIN)/factledger up
 
 lint: install
 	$(BIN)/ruff check .

@@ -73,6 +73,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_serve.set_defaults(handler=_cmd_serve)
 
+    p_up = sub.add_parser("up", help="run the service on the embedded store with demo traffic")
+    p_up.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
+    p_up.add_argument("--data-dir", type=Path, help="data directory (default ./.factledger)")
+    p_up.add_argument("--demo-turns", type=int, default=300, help="demo turns to send (0: none)")
+    p_up.add_argument("--demo-rate", type=float, default=20.0, help="demo turns per second")
+    p_up.set_defaults(handler=_cmd_up)
+
     endpoint_help = (
         "OTLP base URL; /v1/traces is appended "
         "(default $OTEL_EXPORTER_OTLP_ENDPOINT or http://127.0.0.1:4318)"
@@ -176,6 +183,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     )
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
     return 0
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    from factledger.up import run_up
+
+    settings = ServiceSettings.from_env(
+        port=args.port, data_dir=args.data_dir, validation_config=args.config
+    )
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return run_up(settings, demo_turns=args.demo_turns, demo_rate=args.demo_rate)
 
 
 def _runner(args: argparse.Namespace) -> ValidationRunner:

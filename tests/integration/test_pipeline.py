@@ -1,0 +1,55 @@
+"""The pipeline's bounds: accepted-but-unstored spans are capped, and past the cap the
+receiver is told to retry later; a restart replays the write-ahead log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factledger.collector import otlp
+from factledger.collector.metrics import Metrics
+from factledger.collector.pipeline import Pipeline, PipelineFull
+from factledger.collector.store import Store
+from factledger.collector.wal import WriteAheadLog
+from factledger.processors.runner import default_runner
+from tests.integration.otlp_turns import turn_request
+
+
+def _pipeline(store: Store, wal_dir: Path, metrics: Metrics, max_pending: int) -> Pipeline:
+    return Pipeline(
+        store,
+        WriteAheadLog(wal_dir),
+        default_runner(),
+        metrics,
+        grace_seconds=0.1,
+        max_wait_seconds=2,
+        max_pending_spans=max_pending,
+    )
+
+
+def test_pending_spans_are_bounded_and_drops_counted(store: Store, tmp_path: Path) -> None:
+    metrics = Metrics()
+    pipeline = _pipeline(store, tmp_path / "wal", metrics, max_pending=6)  # workers not started
+    body, _ = turn_request(1, hallucinate=False)
+    spans = otlp.decode_request(body, otlp.JSON).spans
+    pipeline.submit(otlp.JSON, "default", body, spans)
+    assert not pipeline.has_capacity() or len(spans) < 6
+    with pytest.raises(PipelineFull):
+        pipeline.submit(otlp.JSON, "default", body, spans)
+    assert metrics.value("factledger_spans_dropped_total", reason="queue_full") == len(spans)
+
+
+def test_restart_replays_what_was_acknowledged(store: Store, tmp_path: Path) -> None:
+    body, _ = turn_request(2, hallucinate=True)
+    spans = otlp.decode_request(body, otlp.JSON).spans
+    crashed = _pipeline(store, tmp_path / "wal", Metrics(), max_pending=1000)
+    crashed.submit(otlp.JSON, "default", body, spans)  # acknowledged, never processed
+
+    restarted = _pipeline(store, tmp_path / "wal", Metrics(), max_pending=1000)
+    restarted.start()
+    assert restarted.force_flush(30, judge_open_turns=True)
+    restarted.shutdown()
+    turns, total = store.list_turns("default")
+    assert total == 1 and turns[0]["verdict"] == "reject"
+    assert store.span_count("default") == len(spans)
