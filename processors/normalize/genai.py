@@ -128,33 +128,33 @@ def _llm(span: SpanRecord) -> LlmStep:
 
 
 def _input_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
-    attributes = span.attributes
-    if "gen_ai.input.messages" in attributes:
-        return read_messages(attributes["gen_ai.input.messages"], "user")
-    details = _details(span, "gen_ai.input.messages")
-    if details is not None:
-        return read_messages(details, "user")
-    flattened = _flattened(attributes, "gen_ai.prompt", "user")
-    if flattened:
-        return flattened
-    if "gen_ai.prompt" in attributes:
-        return read_messages(attributes["gen_ai.prompt"], "user")
-    return _event_messages(span)
+    found = _messages(span, "gen_ai.input.messages", "gen_ai.prompt", "user")
+    return _event_messages(span) if found is None else found
 
 
 def _output_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
+    found = _messages(span, "gen_ai.output.messages", "gen_ai.completion", "assistant")
+    return _choice_messages(span) if found is None else found
+
+
+def _messages(
+    span: SpanRecord, current: str, deprecated: str, role: str
+) -> tuple[ChatMessage, ...] | None:
+    """Messages from the current attribute, its details form, the deprecated flattened
+    `prefix.N.*` keys or the deprecated whole value, in that order; None when absent
+    (the caller then reads the span's events)."""
     attributes = span.attributes
-    if "gen_ai.output.messages" in attributes:
-        return read_messages(attributes["gen_ai.output.messages"], "assistant")
-    details = _details(span, "gen_ai.output.messages")
+    if current in attributes:
+        return read_messages(attributes[current], role)
+    details = _details(span, current)
     if details is not None:
-        return read_messages(details, "assistant")
-    flattened = _flattened(attributes, "gen_ai.completion", "assistant")
+        return read_messages(details, role)
+    flattened = _flattened(attributes, deprecated, role)
     if flattened:
         return flattened
-    if "gen_ai.completion" in attributes:
-        return read_messages(attributes["gen_ai.completion"], "assistant")
-    return _choice_messages(span)
+    if deprecated in attributes:
+        return read_messages(attributes[deprecated], role)
+    return None
 
 
 def _details(span: SpanRecord, key: str) -> Any:
