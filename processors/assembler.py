@@ -9,7 +9,10 @@ calls outside any agent are split at each new user request (`turn_builder.split_
 Agents whose every LLM call is its own trace (common with OpenInference) are joined up:
 a call whose input messages extend an earlier call's input and output, with no new user
 request in between, joins the earlier call's group, and so do calls of the same
-conversation id answering the same request. One user request counts once.
+conversation id answering the same request, and a call that only hands back tool results
+(`turn_builder.continues_turn`) joins the call that requested them, by call id. One user
+request counts once. A group with nothing to build a turn from (only tool spans) is
+counted as `no_turn_root` when it is judged.
 
 A span that arrives after its group was judged re-opens the group; each turn whose spans
 changed is judged again under the next version. A re-sent span (same trace and span id)
@@ -35,6 +38,7 @@ from .turn_builder import (
     TurnSpans,
     awaits_tools,
     build_turn,
+    continues_turn,
     extend_fingerprints,
     last_user_index,
     prefix_fingerprints,
@@ -51,6 +55,9 @@ _MAX_DEPTH = 256
 
 _MAX_JOIN_PREFIXES = 256
 """History lengths under which one LLM call is offered for joining with another."""
+
+_MIN_JOIN_CALL_ID = 12
+"""Tool call ids shorter than this are not trusted to be unique across traces."""
 
 _SpanKey: TypeAlias = tuple[str, str]  # (trace id, span id)
 _TraceKey: TypeAlias = tuple[str, str]  # (tenant, trace id)
@@ -183,7 +190,11 @@ class TurnAssembler:
                     group.ready = None
                     self._touch(group, now)
             return
-        join = _join_keys(span.tenant, value) if isinstance(value, LlmStep) else _NO_JOIN
+        join = (
+            _join_keys(span.tenant, value, by_call_id=group is None)
+            if isinstance(value, LlmStep)
+            else _NO_JOIN
+        )
         target = self._joined_group(join.lookups, group)
         if target is not None:
             group = target if group is None else self._merge(target, group, now)
@@ -328,7 +339,10 @@ class TurnAssembler:
     def _complete(self, group: _Group) -> list[AssembledTurn]:
         out: list[AssembledTurn] = []
         taken: set[str] = set()
-        for part in self._partition(group):
+        parts = self._partition(group)
+        if not parts and any(m.value is not None for m in group.members.values()):
+            self._count("no_turn_root")  # tool spans whose LLM calls never arrived
+        for part in parts:
             try:
                 turn = build_turn(part.spans)
             except Exception:  # a turn that cannot be read is counted, never fatal
@@ -502,15 +516,20 @@ class _JoinKeys:
 _NO_JOIN = _JoinKeys((), ())
 
 
-def _join_keys(tenant: str, step: LlmStep) -> _JoinKeys:
+def _join_keys(tenant: str, step: LlmStep, *, by_call_id: bool = True) -> _JoinKeys:
+    """The keys of one call. `by_call_id` False: register its call ids, look none up (a
+    call of a trace already being assembled belongs there, whatever ids it repeats)."""
+    by_call = _call_id_keys(tenant, step)
+    if not by_call_id:
+        by_call = _JoinKeys((), by_call.registrations)
     messages = step.input_messages
     user = last_user_index(messages)
     if user < 0:
-        return _NO_JOIN  # no request to tie calls together
+        return by_call  # no request to tie calls together: only tool call ids can
     prefix = prefix_fingerprints(messages, tenant.encode())
     if step.conversation_id:
         key = b"c" + _digest(step.conversation_id.encode(), prefix[user + 1])
-        return _JoinKeys((key,), (key,))
+        return _JoinKeys((key, *by_call.lookups), (key, *by_call.registrations))
     # An earlier call's input and output, extended by tool results and not by a new user
     # request, is one of this call's prefixes after the user message ("x" keys). Calls can
     # arrive in either order, so each call also offers its prefixes ("p" keys) for an
@@ -528,7 +547,35 @@ def _join_keys(tenant: str, step: LlmStep) -> _JoinKeys:
         continued.append(extend_fingerprints(prefix[-1], (merged,))[-1])
     lookups = [b"x" + prefix[j] for j in lengths] + [b"p" + c for c in continued]
     registrations = [b"x" + c for c in continued] + [b"p" + prefix[j] for j in lengths]
-    return _JoinKeys(tuple(lookups), tuple(registrations))
+    return _JoinKeys((*lookups, *by_call.lookups), (*registrations, *by_call.registrations))
+
+
+def _call_id_keys(tenant: str, step: LlmStep) -> _JoinKeys:
+    """Keys that tie a continuation (`continues_turn`) to the call whose tool calls it
+    answers: "r" keys name the calls a step requested, "a" keys the ones it answers.
+    Each side registers its own and looks up the other, so either may arrive first."""
+    requested = [
+        p.call_id for m in step.output_messages for p in m.tool_calls if _joinable(p.call_id)
+    ]
+    answered = (
+        [m.tool_call_id for m in step.input_messages if _joinable(m.tool_call_id)]
+        if continues_turn(step)
+        else []
+    )
+    if not requested and not answered:
+        return _NO_JOIN
+    seed = tenant.encode()
+    asked = [_digest(seed, c.encode()) for c in requested[:_MAX_JOIN_PREFIXES]]
+    handed = [_digest(seed, c.encode()) for c in answered[:_MAX_JOIN_PREFIXES]]
+    return _JoinKeys(
+        (*(b"a" + k for k in asked), *(b"r" + k for k in handed)),
+        (*(b"r" + k for k in asked), *(b"a" + k for k in handed)),
+    )
+
+
+def _joinable(call_id: str) -> bool:
+    # Short ids ("call_0", "1") repeat across runs; generated ids are long and unique.
+    return len(call_id) >= _MIN_JOIN_CALL_ID
 
 
 def _digest(*parts: bytes) -> bytes:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 AttributeValue = Any
-"""str, bool, int, float, bytes, a list of those, or a Mapping for OTLP kvlists."""
+"""str, bool, int, float, bytes, None (an empty OTLP value), a list of those, or a Mapping
+for OTLP kvlists."""
 
 STATUS_UNSET = 0
 STATUS_OK = 1

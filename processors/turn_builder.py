@@ -8,6 +8,13 @@ agent spans then enrich it where they exist (their results and error status win)
 An LLM call that ends in tool calls is a step of a turn, not a turn: the reply is the
 output of the last step without tool calls. `split_turns` partitions the LLM calls of
 one trace (or of a chain of per-call traces) into turns, one per user request.
+
+Not every framework records the history. A call whose input opens no request (only tool
+results, or nothing: OpenAI Responses with a previous response id, Claude Agent SDK
+through LangSmith) continues the turn of the call before it; the transcript is then
+stitched from the last call that carries the request plus every later call's new tool
+results and output. Tool calls without ids (Gemini) get made-up ids, and tool results
+without ids answer them in order.
 """
 
 from __future__ import annotations
@@ -93,6 +100,37 @@ def ends_in_tool_calls(step: LlmStep) -> bool:
     return any(m.tool_calls for m in step.output_messages if m.role == "assistant")
 
 
+def continues_turn(step: LlmStep) -> bool:
+    """True for a call whose input opens no request: only tool results and assistant
+    output, or nothing at all. Such a call continues the turn of the call before it."""
+    return all(m.role in ("assistant", "tool") for m in step.input_messages)
+
+
+def _effective_heads(steps: Iterable[LlmStep]) -> dict[int, bytes]:
+    """Each call's turn head, keyed by `id(step)`. A continuation takes the head of the
+    call that requested a tool result it hands back, else of the latest call that
+    started before it (the first call of all keeps its own)."""
+    heads: dict[int, bytes] = {}
+    requested_by: dict[str, bytes] = {}
+    previous: bytes | None = None
+    for step in sorted(steps, key=lambda s: s.start_time_unix_nano):
+        head: bytes | None = None
+        if continues_turn(step):
+            answered = (
+                m.tool_call_id for m in step.input_messages if m.role == "tool" and m.tool_call_id
+            )
+            head = next((requested_by[c] for c in answered if c in requested_by), previous)
+        if head is None:
+            head = turn_head(step)
+        heads[id(step)] = head
+        for m in step.output_messages:
+            for part in m.tool_calls:
+                if part.call_id:
+                    requested_by.setdefault(part.call_id, head)
+        previous = head
+    return heads
+
+
 def _by_time(steps: Iterable[LlmStep]) -> list[LlmStep]:
     # Stable: steps without times keep the order they were given in.
     return sorted(steps, key=lambda s: (s.end_time_unix_nano, s.start_time_unix_nano))
@@ -102,14 +140,17 @@ def main_thread(steps: Sequence[LlmStep]) -> tuple[LlmStep, ...]:
     """The calls of the turn's own conversation, by end time.
 
     Side calls inside an agent (a sub-agent, a title generator) answer another request;
-    the main conversation is the one of the call with the longest history.
+    the main conversation is the one of the call with the longest history (continuations
+    count with the call they continue).
     """
     ordered = _by_time(steps)
     if not ordered:
         return ()
-    longest = max(reversed(ordered), key=lambda s: len(s.input_messages))
-    head = turn_head(longest)
-    return tuple(s for s in ordered if turn_head(s) == head)
+    heads = _effective_heads(ordered)
+    openers = [s for s in ordered if not continues_turn(s)] or ordered
+    longest = max(reversed(openers), key=lambda s: len(s.input_messages))
+    head = heads[id(longest)]
+    return tuple(s for s in ordered if heads[id(s)] == head)
 
 
 def final_step(steps: Sequence[LlmStep]) -> LlmStep | None:
@@ -133,12 +174,14 @@ def split_turns(
 ) -> list[tuple[tuple[LlmStep, ...], tuple[ToolExecution, ...]]]:
     """Partition calls into turns at each new user request, in order of first call.
 
+    A call that opens no request (`continues_turn`) goes with the call it continues.
     A tool execution goes to the turn whose calls mention its call id, else to the turn
     of the latest call that started before it (the first turn when none did).
     """
+    heads = _effective_heads(steps)
     groups: dict[bytes, list[LlmStep]] = {}
     for step in sorted(steps, key=lambda s: s.start_time_unix_nano):
-        groups.setdefault(turn_head(step), []).append(step)
+        groups.setdefault(heads[id(step)], []).append(step)
     turns = [tuple(g) for g in groups.values()]
     if not turns:
         return []
@@ -191,15 +234,17 @@ def build_turn(spans: TurnSpans) -> Turn:
     thread = main_thread(spans.steps)
     final = final_step(spans.steps)
     agent = spans.agent
+    anonymous: frozenset[str] = frozenset()
     if final is not None:
-        messages = _transcript_messages(final)
+        request, messages = _stitched_messages(thread, final)
         if ends_in_tool_calls(final):
             # No reply yet: judged with an empty one, unless the agent span says what the
             # user got (a loop that ends in a `final_answer` tool, say).
             reply = agent.output_text if agent is not None else ""
             messages.append({"role": "assistant", "content": reply})
-        user_index = last_user_index(final.input_messages)
-        user_text = final.input_messages[user_index].text if user_index >= 0 else ""
+        anonymous = _name_anonymous_calls(messages)
+        user_index = last_user_index(request.input_messages)
+        user_text = request.input_messages[user_index].text if user_index >= 0 else ""
     elif agent is not None:
         messages = [{"role": "user", "content": agent.input_text}] if agent.input_text else []
         messages.append({"role": "assistant", "content": agent.output_text})
@@ -218,7 +263,7 @@ def build_turn(spans: TurnSpans) -> Turn:
     )
     ordered = _by_time(spans.steps)
     calls = _calls_from_outputs(turn, ordered, thread)
-    calls = _with_executions(calls, spans.tools, thread, len(turn.steps))
+    calls = _with_executions(calls, spans.tools, thread, len(turn.steps), anonymous)
     return replace(
         turn,
         tool_calls=tuple(calls),
@@ -234,6 +279,27 @@ def build_turn(spans: TurnSpans) -> Turn:
     )
 
 
+def _stitched_messages(
+    thread: Sequence[LlmStep], final: LlmStep
+) -> tuple[LlmStep, list[dict[str, Any]]]:
+    """The call that carries the turn's request, and the transcript up to `final`: that
+    call's input and output, then each continuation's new tool results and output."""
+    position = next((i for i, s in enumerate(thread) if s is final), None)
+    if position is None or not continues_turn(final):
+        return final, _transcript_messages(final)
+    start = next((i for i in range(position, -1, -1) if not continues_turn(thread[i])), position)
+    request = thread[start]
+    messages = _transcript_messages(request)
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    for step in thread[start + 1 : position + 1]:
+        for m in step.input_messages:
+            if m.role == "tool" and (not m.tool_call_id or m.tool_call_id not in answered):
+                answered.add(m.tool_call_id)
+                messages.append(_tool_message(m))
+        messages.append(_output_message(step))
+    return request, messages
+
+
 def _transcript_messages(step: LlmStep) -> list[dict[str, Any]]:
     messages = [m for m in map(_openai_message, step.input_messages) if m is not None]
     instructions = step.system_instructions
@@ -241,6 +307,11 @@ def _transcript_messages(step: LlmStep) -> list[dict[str, Any]]:
         m.role in ("system", "developer") and m.text == instructions for m in step.input_messages
     ):
         messages.insert(0, {"role": "system", "content": instructions})
+    messages.append(_output_message(step))
+    return messages
+
+
+def _output_message(step: LlmStep) -> dict[str, Any]:
     outputs = [m for m in step.output_messages if m.role == "assistant"]
     # Some conventions split one answer into a text message and a tool-call message.
     merged = ChatMessage(
@@ -250,8 +321,29 @@ def _transcript_messages(step: LlmStep) -> list[dict[str, Any]]:
     )
     reply = _openai_message(merged)
     assert reply is not None
-    messages.append(reply)
-    return messages
+    return reply
+
+
+ANONYMOUS_CALL_PREFIX = "unidentified-call-"
+"""Made-up ids of tool calls the source recorded without one (`unidentified-call-1`, ...)."""
+
+
+def _name_anonymous_calls(messages: list[dict[str, Any]]) -> frozenset[str]:
+    """Give id-less tool calls made-up ids, and id-less tool results the id of the oldest
+    id-less call not yet answered (Gemini answers its function calls in order). Edits the
+    message dicts in place; returns the made-up ids."""
+    made: list[str] = []
+    waiting: list[str] = []
+    for message in messages:
+        if message["role"] == "assistant":
+            for call in message.get("tool_calls", ()):
+                if not call["id"]:
+                    call["id"] = f"{ANONYMOUS_CALL_PREFIX}{len(made) + 1}"
+                    made.append(call["id"])
+                    waiting.append(call["id"])
+        elif message["role"] == "tool" and not message["tool_call_id"] and waiting:
+            message["tool_call_id"] = waiting.pop(0)
+    return frozenset(made)
 
 
 def _openai_message(m: ChatMessage) -> dict[str, Any] | None:
@@ -264,13 +356,17 @@ def _openai_message(m: ChatMessage) -> dict[str, Any] | None:
             out["tool_calls"] = calls
         return out
     if m.role == "tool":
-        return {
-            "role": "tool",
-            "tool_call_id": m.tool_call_id,
-            "content": m.text,
-            "is_error": m.is_error,
-        }
+        return _tool_message(m)
     return {"role": m.role, "content": m.text}
+
+
+def _tool_message(m: ChatMessage) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "tool_call_id": m.tool_call_id,
+        "content": m.text,
+        "is_error": m.is_error,
+    }
 
 
 def _openai_call(part: ToolCallPart) -> dict[str, Any]:
@@ -324,11 +420,13 @@ def _with_executions(
     executions: Sequence[ToolExecution],
     thread: Sequence[LlmStep],
     reply_step: int,
+    anonymous: frozenset[str] = frozenset(),
 ) -> list[ToolCall]:
     """Tool execution spans are the system's record: their result and error status win.
 
-    Matched by call id, else by name in order; an execution no message mentions becomes
-    a call of its own.
+    Matched by call id, else by name in order (a call with the same arguments first);
+    an execution no message mentions becomes a call of its own. A call whose id was
+    made up (`anonymous`) takes the execution's id.
     """
     pending = sorted(executions, key=lambda e: e.start_time_unix_nano)
     matched: dict[int, ToolExecution] = {}
@@ -342,19 +440,22 @@ def _with_executions(
             rest.append(execution)
     unmatched: list[ToolExecution] = []
     for execution in rest:
-        index = next(
-            (
-                i
-                for i, c in enumerate(calls)
-                if i not in matched and c.origin == "structured" and c.name == execution.name
-            ),
-            None,
-        )
-        if index is None:
+        candidates = [
+            i
+            for i, c in enumerate(calls)
+            if i not in matched and c.origin == "structured" and c.name == execution.name
+        ]
+        if not candidates:
             unmatched.append(execution)
-        else:
-            matched[index] = execution
-    out = [_enriched(c, matched[i]) if i in matched else c for i, c in enumerate(calls)]
+            continue
+        # Parallel calls of one tool may run in any order: the arguments tell them apart.
+        arguments = parse_arguments(execution.arguments)[0]
+        same = [i for i in candidates if arguments and calls[i].arguments == arguments]
+        matched[(same or candidates)[0]] = execution
+    out = [
+        _enriched(c, matched[i], c.call_id in anonymous) if i in matched else c
+        for i, c in enumerate(calls)
+    ]
     for execution in unmatched:
         arguments, text = parse_arguments(execution.arguments)
         out.append(
@@ -372,12 +473,13 @@ def _with_executions(
     return sorted(out, key=lambda c: c.step)
 
 
-def _enriched(call: ToolCall, execution: ToolExecution) -> ToolCall:
+def _enriched(call: ToolCall, execution: ToolExecution, made_up_id: bool) -> ToolCall:
     arguments, text = call.arguments, call.arguments_text
     if not arguments and not text and execution.arguments:
         arguments, text = parse_arguments(execution.arguments)
     return replace(
         call,
+        call_id=execution.call_id if made_up_id and execution.call_id else call.call_id,
         arguments=arguments,
         arguments_text=text,
         result=execution.result if execution.result is not None else call.result,
