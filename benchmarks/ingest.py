@@ -27,7 +27,7 @@ targets:
 The grace period is the service's default unless FACTLEDGER_GRACE_SECONDS is set.
 
     python -m benchmarks.ingest [--duration S] [--senders N] [--turns-per-request N]
-                                [--json] [--quick] [--samples N]
+                                [--json] [--quick] [--samples N] [--rate SPANS_PER_S]
 """
 
 from __future__ import annotations
@@ -574,6 +574,7 @@ class SenderConfig:
     json: bool
     probe_interval: float
     run_prefix: bytes
+    request_interval: float  # 0: as fast as acknowledged
 
 
 @dataclass(frozen=True)
@@ -653,10 +654,13 @@ def _send(config: SenderConfig, start: BarrierType) -> SenderResult:
     first_send = last_ack = 0.0
     start.wait(120)  # every sender is ready: start together
     cpu0 = time.process_time()
-    deadline = next_probe = time.monotonic()
+    deadline = next_probe = next_request = time.monotonic()
     deadline += config.duration
     with httpx.Client(base_url=config.url, timeout=30.0) as client:
         while time.monotonic() < deadline:
+            if config.request_interval:  # paced: --rate
+                time.sleep(max(0.0, next_request - time.monotonic()))
+                next_request += config.request_interval
             sampled = 0
             while next_probe <= time.monotonic() and sampled < config.turns_per_request:
                 sampled += 1
@@ -842,6 +846,7 @@ class Options:
     turns_per_request: int
     json: bool
     samples: int
+    rate: float = 0.0  # spans/s offered by all senders together; 0: as fast as acknowledged
 
 
 @dataclass(frozen=True)
@@ -902,6 +907,7 @@ def _load_and_watch(service: ServiceProcess, options: Options, grace: float) -> 
                     options.json,
                     interval,
                     prefix,
+                    _request_interval(options),
                 ),
                 start,
                 results,
@@ -921,6 +927,14 @@ def _load_and_watch(service: ServiceProcess, options: Options, grace: float) -> 
             if process.is_alive():
                 process.kill()
                 process.join(5)
+
+
+def _request_interval(options: Options) -> float:
+    """Seconds between one sender's requests for the offered rate (0: no pacing)."""
+    if not options.rate:
+        return 0.0
+    spans = options.turns_per_request * len(_TIMES_BEFORE_END)
+    return spans * options.senders / options.rate
 
 
 def _watch(
@@ -1049,7 +1063,9 @@ def _header(run: Run) -> list[str]:
         f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
         f"load: {o.senders} sender processes, {'OTLP/JSON' if o.json else 'OTLP protobuf'}, "
         f"{o.turns_per_request} turns ({o.turns_per_request * len(_TIMES_BEFORE_END)} spans, "
-        f"{body_kib:,.0f} KiB) per request, {o.duration:g} s; grace period {run.grace:g} s",
+        f"{body_kib:,.0f} KiB) per request, {o.duration:g} s, "
+        f"{f'offering {o.rate:,.0f} spans/s' if o.rate else 'flat out'}; "
+        f"grace period {run.grace:g} s",
         "turn: invoke_agent, chat (tool call), execute_tool, chat (reply); "
         f"{run.attribute_bytes:,.0f} B of attributes per span on average; "
         f"1 in {HALLUCINATE_EVERY} turns a reject by design",
@@ -1092,6 +1108,8 @@ def _figures(run: Run) -> list[str]:
             )
         )
         limit = "storage" if stored >= judged - run.grace else "validation"
+        if run.options.rate and rate >= 0.9 * run.options.rate:
+            limit = "the offered rate"
         out.append(_row(f"  limited by {limit}; stored spans/s", f"{acked / stored:,.0f}"))
         out.append(_row("  all acknowledged spans stored after", f"{stored:.1f} s"))
         out.append(_row("  all turns judged after", f"{judged:.1f} s"))
@@ -1176,6 +1194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--turns-per-request", type=int, default=50, help="turns per request, 4 spans each (50)"
     )
     parser.add_argument("--json", action="store_true", help="send OTLP/JSON, not protobuf")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="offer this many spans/s in all (default: flat out)"
+    )
     parser.add_argument("--quick", action="store_true", help="5 s of load")
     parser.add_argument(
         "--samples",
@@ -1191,7 +1212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--duration in (0, 3600], --senders in 1..64, --turns-per-request in 1..5000")
     if not 1 <= args.samples <= MAX_SAMPLES:
         parser.error(f"--samples must be between 1 and {MAX_SAMPLES}")
-    options = Options(duration, args.senders, args.turns_per_request, args.json, args.samples)
+    if not 0 <= args.rate <= 1e7:
+        parser.error("--rate must be between 0 (flat out) and 10,000,000 spans/s")
+    options = Options(
+        duration, args.senders, args.turns_per_request, args.json, args.samples, args.rate
+    )
     print("\n".join(report(measure(options))))
     return 0
 
