@@ -35,6 +35,9 @@ from factledger.processors.spans import SpanRecord
 log = logging.getLogger("factledger.pipeline")
 
 _BATCH_SPANS = 5_000
+_ASSEMBLY_CHUNK = 500
+"""Spans added between two looks for due turns, so a big batch never delays a verdict."""
+_MAX_OPEN_TURNS = 100_000
 _BATCH_SECONDS = 0.1
 _RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 
@@ -84,7 +87,10 @@ class Pipeline:
         self._ingest: queue.Queue[_Batch] = queue.Queue()
         self._assembly: queue.Queue[tuple[SpanRecord, ...]] = queue.Queue(maxsize=10_000)
         self._assembler = TurnAssembler(
-            clock, grace_seconds=grace_seconds, max_wait_seconds=max_wait_seconds
+            clock,
+            grace_seconds=grace_seconds,
+            max_wait_seconds=max_wait_seconds,
+            max_open_turns=_MAX_OPEN_TURNS,
         )
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -102,7 +108,13 @@ class Pipeline:
         return self._ready.is_set() and not self._closed
 
     def has_capacity(self) -> bool:
-        return self._pending < self._max_pending and not self._closed
+        return self._backlog < self._max_pending and not self._closed
+
+    @property
+    def _backlog(self) -> int:
+        """Spans accepted but not yet stored, plus stored but not yet assembled: both are
+        held in memory, so both count against the bound."""
+        return self._pending + self._unassembled
 
     def submit(
         self, content_type: str, tenant: str, body: bytes, spans: Sequence[SpanRecord]
@@ -111,7 +123,8 @@ class Pipeline:
         if self._closed:
             raise PipelineClosed
         with self._pending_lock:
-            if self._pending + len(spans) > self._max_pending and self._pending > 0:
+            backlog = self._backlog
+            if backlog + len(spans) > self._max_pending and backlog > 0:
                 self._metrics.inc("factledger_spans_dropped_total", len(spans), reason="queue_full")
                 raise PipelineFull
             self._pending += len(spans)
@@ -216,25 +229,32 @@ class Pipeline:
                 spans = self._assembly.get(timeout=0.05)
             except queue.Empty:
                 spans = ()
-            for span in spans:
-                try:
-                    self._assembler.add(span)
-                except Exception:  # one bad span never takes the processor down
-                    log.exception("assembling span %s failed", span.span_id)
-                    self._metrics.inc("factledger_spans_dropped_total", reason="assembly_error")
+            for start in range(0, max(len(spans), 1), _ASSEMBLY_CHUNK):
+                chunk = spans[start : start + _ASSEMBLY_CHUNK]
+                for span in chunk:
+                    try:
+                        self._assembler.add(span)
+                    except Exception:  # one bad span never takes the processor down
+                        log.exception("assembling span %s failed", span.span_id)
+                        self._metrics.inc("factledger_spans_dropped_total", reason="assembly_error")
+                self._judge_due(flush=False)
+                with self._pending_lock:
+                    self._unassembled -= len(chunk)
             flush = self._flush_requested.is_set()
-            due = self._assembler.flush_all() if flush else self._assembler.due()
-            if due:
-                try:
-                    self._judge(due)
-                except Exception:
-                    log.exception("judging %d turns failed", len(due))
-                    self._metrics.inc("factledger_turns_failed_total", len(due))
-            with self._pending_lock:
-                self._unassembled -= len(spans)
+            self._judge_due(flush=flush)
             if flush:
                 self._flush_requested.clear()
                 self._flushed.set()
+
+    def _judge_due(self, *, flush: bool) -> None:
+        due = self._assembler.flush_all() if flush else self._assembler.due()
+        if not due:
+            return
+        try:
+            self._judge(due)
+        except Exception:
+            log.exception("judging %d turns failed", len(due))
+            self._metrics.inc("factledger_turns_failed_total", len(due))
 
     def _judge(self, turns: Sequence[AssembledTurn]) -> None:
         validated_at = datetime.now(UTC)
@@ -294,6 +314,11 @@ class Pipeline:
         m.describe("factledger_findings_total", "Findings reported, by kind.")
         m.gauge(
             "factledger_queue_spans", "Spans accepted but not yet stored.", lambda: self._pending
+        )
+        m.gauge(
+            "factledger_assembly_queue_spans",
+            "Spans stored but not yet assembled into turns.",
+            lambda: self._unassembled,
         )
         m.gauge(
             "factledger_open_turns", "Turns being assembled.", lambda: self._assembler.open_count

@@ -54,6 +54,7 @@ _RESULT_PARTS = frozenset(
 _IGNORED_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 _KNOWN_PARTS = _TEXT_PARTS | _CALL_PARTS | _RESULT_PARTS | _IGNORED_PARTS | {"image", "file"}
 _PART_KEYS = ("type", "text", "function_call", "function_response", "message_content")
+_PART_KEY_SET = frozenset(_PART_KEYS)
 
 # --- messages -----------------------------------------------------------------------------
 
@@ -217,8 +218,8 @@ def _message(m: Mapping[str, Any], default_role: str) -> list[ChatMessage]:
 
 def _structured(value: Any) -> Any:
     """Content kept as text unless the text is a JSON list of typed parts."""
-    if not isinstance(value, str):
-        return value
+    if not isinstance(value, str) or not value.lstrip().startswith("["):
+        return value  # only a JSON list can hold typed parts: skip parsing anything else
     parsed = load_json(value)
     if isinstance(parsed, list) and parsed and all(_is_typed_part(p) for p in parsed):
         return parsed
@@ -230,7 +231,7 @@ def _is_typed_part(part: Any) -> bool:
 
 
 def _is_part(part: Any) -> bool:
-    return isinstance(part, Mapping) and any(key in part for key in _PART_KEYS)
+    return isinstance(part, Mapping) and not _PART_KEY_SET.isdisjoint(part)
 
 
 def _content(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from ..model import ToolDefinition
@@ -49,13 +50,25 @@ def load_json(value: Any, *, partial: bool = False) -> Any:
     if isinstance(value, str):
         stripped = value.strip()
         if stripped[:1] in ("{", "[", '"'):
-            try:
-                return json.loads(stripped)
-            except (ValueError, RecursionError):
-                if partial and _ARRAY_OF_VALUES.match(stripped):
-                    return _leading_items(stripped)
-                return value
+            parsed = _parse(stripped, partial)
+            return value if parsed is _UNPARSED else parsed
     return value
+
+
+_UNPARSED = object()
+
+
+@lru_cache(maxsize=2048)
+def _parse(text: str, partial: bool) -> Any:
+    """Memoised: the same attribute text recurs across the spans of a conversation (each
+    chat span repeats the history, tool definitions and system instructions). Callers
+    treat the parsed value as read-only."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        if partial and _ARRAY_OF_VALUES.match(text):
+            return _leading_items(text)
+        return _UNPARSED
 
 
 _ARRAY_OF_VALUES = re.compile(r"\[\s*[{\[\"]")
