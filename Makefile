@@ -1,4 +1,5 @@
-# FactLedger: `make run` starts the service with demo traffic, `make test` runs every check.
+# FactLedger: `make run` starts the service, the dashboard and demo traffic; `make test` runs
+# every check (unit, integration and browser tests).
 # Both create .venv when it is missing and install what they need into it.
 
 PYTHON ?= python3
@@ -6,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit install clean
+.PHONY: run test lint typecheck unit browser install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +29,21 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install
+unit: install browser
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# The browser tests drive Debian's Chromium (never a downloaded browser). As root, install
+# it when missing; otherwise say plainly that the browser tests will be skipped (under
+# CI=true they fail instead of skipping).
+browser:
+	@if [ -e /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = "0" ]; then \
+		echo "installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && apt-get install -y -qq chromium; \
+	else \
+		echo "NOTE: /usr/bin/chromium is missing and this is not root: the browser tests"; \
+		echo "      will be skipped (install the Debian package 'chromium' to run them)"; \
+	fi
 
 test: lint typecheck unit
 

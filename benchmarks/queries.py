@@ -183,6 +183,7 @@ class Generator:
         self.reject_kinds = _weights(REJECT_KINDS)
         self.flag_kinds = _weights(FLAG_KINDS)
         self.conversation = ""
+        self._span_templates: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
 
     def _hex(self, bits: int) -> str:
         return f"{self.rng.getrandbits(bits):0{bits // 4}x}"
@@ -360,72 +361,69 @@ class Generator:
         started: int,
         duration: int,
     ) -> None:
+        """The turn's four spans: the agent span, a chat span that calls get_order, the
+        tool span and the chat span of the reply, one after another."""
+        key = (model.name, agent)
+        templates = self._span_templates.get(key)
+        if templates is None:
+            templates = self._span_templates[key] = _span_templates(model, agent, service)
         ms = 1_000_000
         begin, end = started * ms, (started + duration) * ms
         third = (end - begin) // 3
-        shapes = (  # name, kind, parent, start, end, attributes
-            (
-                f"invoke_agent {agent}",
-                "SPAN_KIND_INTERNAL",
-                "",
-                begin,
-                end,
-                {"gen_ai.agent.name": agent},
-            ),
-            (
-                f"chat {model.name}",
-                "SPAN_KIND_CLIENT",
-                span_ids[0],
-                begin + ms,
-                begin + third,
-                {"gen_ai.request.model": model.name, "gen_ai.usage.input_tokens": "912"},
-            ),
-            (
-                "execute_tool get_order",
-                "SPAN_KIND_INTERNAL",
-                span_ids[0],
-                begin + third,
-                begin + 2 * third,
-                {"gen_ai.tool.name": "get_order"},
-            ),
-            (
-                f"chat {model.name}",
-                "SPAN_KIND_CLIENT",
-                span_ids[0],
-                begin + 2 * third,
-                end - ms,
-                {"gen_ai.request.model": model.name, "gen_ai.usage.input_tokens": "1377"},
-            ),
-        )
-        for span_id, (name, kind, parent, start_ns, end_ns, attributes) in zip(
-            span_ids, shapes, strict=True
-        ):
-            operation = name.partition(" ")[0]
-            types = {"s:gen_ai.usage.input_tokens": "int"} if operation == "chat" else {}
-            row = {
-                "Timestamp": start_ns,
-                "Tenant": TENANT,
-                "TraceId": trace_id,
-                "SpanId": span_id,
-                "ParentSpanId": parent,
-                "TraceState": "",
-                "SpanName": name,
-                "SpanKind": kind,
-                "ServiceName": service,
-                "ResourceAttributes": {"service.name": service},
-                "ScopeName": "opentelemetry.instrumentation.openai_v2",
-                "ScopeVersion": "2.1b0",
-                "SpanAttributes": {"gen_ai.operation.name": operation, **attributes},
-                "Duration": end_ns - start_ns,
-                "StatusCode": "STATUS_CODE_UNSET",
-                "StatusMessage": "",
-                "Events.Timestamp": [],
-                "Events.Name": [],
-                "Events.Attributes": [],
-                "AttributeTypes": types,
-                "IngestedAt": end_ns // ms + 50,
-            }
-            batch.spans.append(tuple(row[c] for c in SPAN_COLUMNS))
+        times = [(begin, end), (begin + ms, begin + third)]
+        times += [(begin + third, begin + 2 * third), (begin + 2 * third, end - ms)]
+        for i, (template, (start_ns, end_ns)) in enumerate(zip(templates, times, strict=True)):
+            row = list(template)
+            row[_SPAN_AT["Timestamp"]] = start_ns
+            row[_SPAN_AT["TraceId"]] = trace_id
+            row[_SPAN_AT["SpanId"]] = span_ids[i]
+            row[_SPAN_AT["ParentSpanId"]] = span_ids[0] if i else ""
+            row[_SPAN_AT["Duration"]] = end_ns - start_ns
+            row[_SPAN_AT["IngestedAt"]] = end_ns // ms + 50
+            batch.spans.append(tuple(row))
+
+
+_SPAN_AT = {name: i for i, name in enumerate(SPAN_COLUMNS)}
+
+
+def _span_templates(model: ModelMix, agent: str, service: str) -> list[tuple[Any, ...]]:
+    """The four spans of one model and agent with what every turn shares filled in (the
+    attribute maps are shared between rows: nothing mutates them)."""
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model.name}
+    tool = {"gen_ai.operation.name": "execute_tool"}
+    shapes: list[tuple[str, str, dict[str, str], bool]] = [  # name, kind, attributes, tokens
+        (f"invoke_agent {agent}", "INTERNAL", {"gen_ai.operation.name": "invoke_agent"}, False),
+        (f"chat {model.name}", "CLIENT", {**chat, "gen_ai.usage.input_tokens": "912"}, True),
+        ("execute_tool get_order", "INTERNAL", {**tool, "gen_ai.tool.name": "get_order"}, False),
+        (f"chat {model.name}", "CLIENT", {**chat, "gen_ai.usage.input_tokens": "1377"}, True),
+    ]
+    templates = []
+    for name, kind, attributes, typed in shapes:
+        row = {
+            "Timestamp": 0,
+            "Tenant": TENANT,
+            "TraceId": "",
+            "SpanId": "",
+            "ParentSpanId": "",
+            "TraceState": "",
+            "SpanName": name,
+            "SpanKind": f"SPAN_KIND_{kind}",
+            "ServiceName": service,
+            "ResourceAttributes": {"service.name": service},
+            "ScopeName": "opentelemetry.instrumentation.openai_v2",
+            "ScopeVersion": "2.1b0",
+            "SpanAttributes": {"gen_ai.agent.name": agent, **attributes},
+            "Duration": 0,
+            "StatusCode": "STATUS_CODE_UNSET",
+            "StatusMessage": "",
+            "Events.Timestamp": [],
+            "Events.Name": [],
+            "Events.Attributes": [],
+            "AttributeTypes": {"s:gen_ai.usage.input_tokens": "int"} if typed else {},
+            "IngestedAt": 0,
+        }
+        templates.append(tuple(row[c] for c in SPAN_COLUMNS))
+    return templates
 
 
 # --- loading -----------------------------------------------------------------------------
@@ -703,6 +701,11 @@ def wait_settled(pid: int) -> float:
     return time.monotonic() - start
 
 
+def _load_average() -> float:
+    """The machine's 1-minute load average: other work on the two cores skews the figures."""
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
 def _disk_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
@@ -717,6 +720,7 @@ class Run:
     rss_bytes: int
     repeat: int
     timings: tuple[Timing, ...]
+    load_averages: tuple[float, float]
 
 
 def measure(data_dir: Path, turns: int, repeat: int, seed: int) -> Run:
@@ -732,10 +736,13 @@ def measure(data_dir: Path, turns: int, repeat: int, seed: int) -> Run:
         assert service.proc is not None
         pid = service.proc.pid
         settled = wait_settled(pid)
+        before = _load_average()
         with httpx.Client(base_url=service.url, timeout=120.0) as client:
             timings = tuple(time_call(client, call, repeat, report.sample) for call in calls())
         rss = _rss_bytes(pid)
-    return Run(report, loaded_now, disk, ready, settled, rss, repeat, timings)
+    return Run(
+        report, loaded_now, disk, ready, settled, rss, repeat, timings, (before, _load_average())
+    )
 
 
 # --- the report --------------------------------------------------------------------------
@@ -769,6 +776,8 @@ def report_lines(run: Run) -> list[str]:
         f"(background merges), RSS {run.rss_bytes / 2**20:,.0f} MiB after the calls",
         f"timing   one cold call, then {run.repeat} timed calls each: whole HTTP round trips "
         "on one keep-alive client, in ms",
+        f"machine  load average {run.load_averages[0]:.2f} before the calls, "
+        f"{run.load_averages[1]:.2f} after (the service alone adds up to 1)",
         "",
         f"{'call':<50} {'answer':<24} {'cold':>7} {'p50':>7} {'p95':>7} {'max':>7}  target",
     ]

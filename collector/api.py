@@ -32,7 +32,10 @@ class ReviewIn(BaseModel):
 @router.get("/turns")
 def list_turns(
     request: Request,
-    verdict: Annotated[Verdict | None, Query(description="reject, flag or pass")] = None,
+    verdict: Annotated[
+        list[Verdict] | None,
+        Query(description="reject, flag or pass; repeat for any of several"),
+    ] = None,
     model: Annotated[str | None, Query(description="model name, exact")] = None,
     agent: Annotated[str | None, Query(description="agent name, exact")] = None,
     kind: Annotated[str | None, Query(description="turns with a finding of this kind")] = None,
@@ -44,12 +47,16 @@ def list_turns(
     until: Annotated[datetime | None, Query(description="turns started before (ISO 8601)")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
+    q: Annotated[
+        str | None, Query(max_length=200, description="reply contains this text (any case)")
+    ] = None,
 ) -> dict[str, Any]:
     """Turns, newest first, with their latest verdict."""
     store = request.app.state.service.store
     turns, total = store.list_turns(
         TENANT,
-        verdict=verdict,
+        verdict=verdict or None,
+        q=q or None,
         model=model,
         agent=agent,
         kind=kind,
@@ -99,6 +106,14 @@ def review_queue(
     """Flagged turns without a review: class-5 suspicions first, by score, then newest."""
     items = request.app.state.service.store.review_queue(TENANT, limit=limit)
     return {"turns": items, "total": len(items)}
+
+
+@router.get("/stats/review-precision")
+def review_precision(request: Request) -> dict[str, Any]:
+    """Per finding kind, how many reviewed turns the humans confirmed as hallucinations
+    (each turn's latest label): `{turns: {reviewed, confirmed, precision}, kinds: [...]}`."""
+    precision: dict[str, Any] = request.app.state.service.store.review_precision(TENANT)
+    return precision
 
 
 @router.post("/turns/{turn_id}/reviews", status_code=201)

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import PlainTextResponse
 
+from factledger.collector.alerts.loop import AlertLoop
+from factledger.collector.alerts.rules import load_alert_config
 from factledger.collector.api import router as api_router
+from factledger.collector.api_alerts import router as alerts_router
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.receiver import router as receiver_router
@@ -71,12 +74,21 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
         )
         pipeline.start()
         app.state.service = Service(settings, opened, pipeline, metrics)
+        alerts = AlertLoop(
+            opened,
+            load_alert_config(settings.alerts_file),
+            interval=settings.alert_interval_seconds,
+            metrics=metrics,
+        )
+        alerts.start()
+        app.state.alerts = alerts
         log.info(
             "factledger serving on %s:%d, store %s", settings.host, settings.port, settings.dsn
         )
         try:
             yield
         finally:
+            alerts.shutdown()
             pipeline.shutdown()
             wal.close()
             if owned:
@@ -90,12 +102,16 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
     )
     app.include_router(receiver_router)
     app.include_router(api_router, prefix="/api/v1")
+    app.include_router(alerts_router, prefix="/api/v1")
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["operations"])
     def metrics(request: Request) -> Response:
-        """Prometheus text format: spans received/stored/dropped, turns, findings, queues."""
+        """Prometheus text format: spans received/stored/dropped, turns, findings, queues,
+        reject rates per model over the alert window, firing alerts."""
         service: Service = request.app.state.service
-        return PlainTextResponse(service.metrics.render(), media_type="text/plain; version=0.0.4")
+        alerts: AlertLoop = request.app.state.alerts
+        text = service.metrics.render() + alerts.render_metrics()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.get("/healthz", tags=["operations"])
     def healthz() -> dict[str, str]:

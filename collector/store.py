@@ -285,7 +285,7 @@ class Store:
         self,
         tenant: str,
         *,
-        verdict: str | None = None,
+        verdict: str | Sequence[str] | None = None,
         model: str | None = None,
         agent: str | None = None,
         kind: str | None = None,
@@ -295,10 +295,13 @@ class Store:
         until: datetime | None = None,
         limit: int = 50,
         offset: int = 0,
+        q: str | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """The latest version of the tenant's turns, newest first, and how many match.
 
-        Filters apply to the latest version; `since` <= StartedAt < `until`. Keys:
+        Filters apply to the latest version; `since` <= StartedAt < `until`; `verdict` is
+        one verdict or several (any of them); `q` matches replies containing it, ignoring
+        case. Keys:
         turn_id, trace_id, conversation_id, service, agent, model, started_at, ended_at
         (aware UTC datetimes), verdict, kinds, reply_preview, version.
         """
@@ -306,8 +309,15 @@ class Store:
         _check_limit("offset", offset, 2**32 - 1)
         params: dict[str, Any] = {"tenant": tenant, "limit": limit, "offset": offset}
         conditions = ["Tenant = {tenant:String}", _LATEST]
+        verdicts = None if verdict is None or isinstance(verdict, str) else list(verdict)
         filters: list[tuple[str, Any, str]] = [
-            ("verdict", verdict, "Verdict = {verdict:String}"),
+            (
+                "verdict",
+                verdict if isinstance(verdict, str) else None,
+                "Verdict = {verdict:String}",
+            ),
+            ("verdicts", verdicts, "Verdict IN {verdicts:Array(String)}"),
+            ("q", q or None, "positionCaseInsensitiveUTF8(Reply, {q:String}) > 0"),
             ("model", model, "Model = {model:String}"),
             ("agent", agent, "AgentName = {agent:String}"),
             ("kind", kind, "has(Kinds, {kind:String})"),
@@ -467,6 +477,38 @@ class Store:
             queue.append(turn)
         return queue
 
+    def review_precision(self, tenant: str) -> dict[str, Any]:
+        """How often the human labels confirm the validators, from each reviewed turn's
+        latest label: `{turns: {reviewed, confirmed, precision}, kinds: [{kind, reviewed,
+        confirmed, precision}, ...]}`, kinds sorted by name; a turn counts under every kind
+        its latest verdict has. `precision` is confirmed over reviewed (None when none)."""
+        labels = (
+            "SELECT TurnId, argMax(Label, CreatedAt) AS label FROM {db}.reviews"
+            " WHERE Tenant = {tenant:String} GROUP BY TurnId"
+        )
+        latest_kinds = (
+            "SELECT TurnId, Kinds FROM {db}.turns WHERE Tenant = {tenant:String}"
+            " AND TurnId IN (SELECT TurnId FROM {db}.reviews WHERE Tenant = {tenant:String})"
+            " ORDER BY Version DESC LIMIT 1 BY TurnId"
+        )
+        params = {"tenant": tenant}
+        per_kind = self._query(
+            "SELECT kind, count() AS reviewed, countIf(label = 'hallucination') AS confirmed"
+            f" FROM ({labels}) AS r INNER JOIN"
+            f" (SELECT TurnId, kind FROM ({latest_kinds}) ARRAY JOIN Kinds AS kind) AS t"
+            " ON r.TurnId = t.TurnId GROUP BY kind ORDER BY kind",
+            params,
+        )
+        overall = self._query(
+            "SELECT count() AS reviewed, countIf(label = 'hallucination') AS confirmed"
+            f" FROM ({labels})",
+            params,
+        )
+        return {
+            "turns": _precision(overall[0] if overall else {"reviewed": 0, "confirmed": 0}),
+            "kinds": [{"kind": row["kind"], **_precision(row)} for row in per_kind],
+        }
+
     # --- reject rates ---------------------------------------------------------------------
 
     def reject_rate(
@@ -546,6 +588,135 @@ class Store:
         ]
         return _series(rows)
 
+    # --- alerts ---------------------------------------------------------------------------
+
+    def alert_summaries(
+        self,
+        tenant: str,
+        *,
+        limit: int = 100,
+        rule: str | None = None,
+        latest_per_group: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Alerts (one per AlertId, folded from its rows), most recently active first.
+
+        A firing notice is a `firing` row whose FiredAt is when it was sent (the first
+        one: when the alert fired; later ones are repeats); the resolution is a `resolved`
+        row. Keys: alert_id, rule, key, state (of its latest row), fired_at, notified_at
+        (latest firing notice), resolved_at (None while firing), notices (firing rows),
+        threshold (when it fired), value, turns and message (of its latest row), last_at.
+        `latest_per_group` keeps only the newest alert of each (rule, key). At most `limit`.
+        """
+        _check_limit("limit", limit, MAX_LIST_LIMIT)
+        params: dict[str, Any] = {"tenant": tenant, "limit": limit}
+        where = "Tenant = {tenant:String}"
+        if rule is not None:
+            where += " AND Rule = {rule:String}"
+            params["rule"] = rule
+        last = "ifNull(ResolvedAt, FiredAt)"
+        rows = self._query(
+            "SELECT AlertId, any(Rule) AS rule, any(GroupKey) AS key,"
+            f" argMax(State, {last}) AS state,"
+            " toUnixTimestamp64Milli(minIf(FiredAt, State = 'firing')) AS fired_ms,"
+            " toUnixTimestamp64Milli(maxIf(FiredAt, State = 'firing')) AS notified_ms,"
+            " toUnixTimestamp64Milli(maxIf(ResolvedAt, State = 'resolved')) AS resolved_ms,"
+            " countIf(State = 'firing') AS notices,"
+            " argMinIf(Threshold, FiredAt, State = 'firing') AS threshold,"
+            f" argMax(Value, {last}) AS value, argMax(Turns, {last}) AS turns,"
+            f" argMax(Message, {last}) AS message,"
+            f" toUnixTimestamp64Milli(max({last})) AS last_ms"
+            f" FROM {{db}}.alerts WHERE {where} GROUP BY AlertId"
+            " ORDER BY last_ms DESC, AlertId DESC"
+            + (" LIMIT 1 BY rule, key" if latest_per_group else "")
+            + " LIMIT {limit:UInt32}",
+            params,
+        )
+        return [
+            {
+                "alert_id": r["AlertId"],
+                "rule": r["rule"],
+                "key": r["key"],
+                "state": r["state"],
+                "fired_at": from_epoch_ms(r["fired_ms"]),
+                "notified_at": from_epoch_ms(r["notified_ms"]),
+                "resolved_at": _optional_ms(r["resolved_ms"] if r["state"] == "resolved" else None),
+                "notices": int(r["notices"]),
+                "threshold": float(r["threshold"]),
+                "value": float(r["value"]),
+                "turns": int(r["turns"]),
+                "message": r["message"],
+                "last_at": from_epoch_ms(r["last_ms"]),
+            }
+            for r in rows
+        ]
+
+    def alert_events(
+        self, tenant: str, alert_ids: Sequence[str], *, per_alert: int = 20
+    ) -> list[dict[str, Any]]:
+        """The rows of the given alerts, newest first, at most `per_alert` per alert.
+        Keys: alert_id, rule, key, state, value, threshold, turns, fired_at, resolved_at,
+        message, at (ResolvedAt, else FiredAt)."""
+        _check_limit("alert_ids", len(alert_ids), MAX_LIST_LIMIT)
+        _check_limit("per_alert", per_alert, MAX_LIST_LIMIT)
+        if not alert_ids:
+            return []
+        rows = self._query(
+            "SELECT AlertId, Rule, GroupKey, State, Value, Threshold, Turns, Message,"
+            " toUnixTimestamp64Milli(FiredAt) AS fired_ms,"
+            " toUnixTimestamp64Milli(ResolvedAt) AS resolved_ms,"
+            " toUnixTimestamp64Milli(ifNull(ResolvedAt, FiredAt)) AS at_ms"
+            " FROM {db}.alerts WHERE Tenant = {tenant:String}"
+            " AND AlertId IN {alert_ids:Array(String)}"
+            " ORDER BY at_ms DESC, State DESC LIMIT {per_alert:UInt32} BY AlertId",
+            {"tenant": tenant, "alert_ids": list(alert_ids), "per_alert": per_alert},
+        )
+        return [
+            {
+                "alert_id": r["AlertId"],
+                "rule": r["Rule"],
+                "key": r["GroupKey"],
+                "state": r["State"],
+                "value": float(r["Value"]),
+                "threshold": float(r["Threshold"]),
+                "turns": int(r["Turns"]),
+                "fired_at": from_epoch_ms(r["fired_ms"]),
+                "resolved_at": _optional_ms(r["resolved_ms"]),
+                "message": r["Message"],
+                "at": from_epoch_ms(r["at_ms"]),
+            }
+            for r in rows
+        ]
+
+    def alert_deliveries(
+        self, tenant: str, alert_ids: Sequence[str], *, per_alert: int = 50
+    ) -> list[dict[str, Any]]:
+        """Webhook delivery attempts of the given alerts, newest first, at most `per_alert`
+        per alert. Keys: alert_id, target, attempt, ok, status_code (0: no answer), error,
+        at."""
+        _check_limit("alert_ids", len(alert_ids), MAX_LIST_LIMIT)
+        _check_limit("per_alert", per_alert, MAX_LIST_LIMIT)
+        if not alert_ids:
+            return []
+        rows = self._query(
+            "SELECT AlertId, Target, Attempt, Ok, StatusCode, Error,"
+            " toUnixTimestamp64Milli(At) AS at_ms FROM {db}.alert_deliveries"
+            " WHERE Tenant = {tenant:String} AND AlertId IN {alert_ids:Array(String)}"
+            " ORDER BY at_ms DESC, Attempt DESC LIMIT {per_alert:UInt32} BY AlertId",
+            {"tenant": tenant, "alert_ids": list(alert_ids), "per_alert": per_alert},
+        )
+        return [
+            {
+                "alert_id": r["AlertId"],
+                "target": r["Target"],
+                "attempt": int(r["Attempt"]),
+                "ok": bool(r["Ok"]),
+                "status_code": int(r["StatusCode"]),
+                "error": r["Error"],
+                "at": from_epoch_ms(r["at_ms"]),
+            }
+            for r in rows
+        ]
+
     # --- counts ---------------------------------------------------------------------------
 
     def span_count(self, tenant: str) -> int:
@@ -620,6 +791,19 @@ def _turn_summary(row: Mapping[str, Any]) -> dict[str, Any]:
         "reply_preview": row["ReplyPreview"],
         "version": int(row["Version"]),
     }
+
+
+def _precision(row: Mapping[str, Any]) -> dict[str, Any]:
+    reviewed, confirmed = int(row["reviewed"]), int(row["confirmed"])
+    return {
+        "reviewed": reviewed,
+        "confirmed": confirmed,
+        "precision": confirmed / reviewed if reviewed else None,
+    }
+
+
+def _optional_ms(ms: int | None) -> datetime | None:
+    return None if ms is None else from_epoch_ms(ms)
 
 
 def _span_row(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from factledger.alerts_cli import add_alerts_parser
 from factledger.evaluation import evaluate, read_cases
 from factledger.processors.errors import FactLedgerError
 from factledger.processors.guard import check
@@ -22,6 +23,7 @@ from factledger.processors.settings import ValidationSettings
 from factledger.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings
 
 PROGRESS_MIN_BYTES = 256 * 1024
+_ALERTS_HELP = "alert rules TOML (env FACTLEDGER_ALERTS; default: the built-in rule)"
 """Files at least this large get a progress bar on stderr."""
 
 
@@ -71,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     p_serve.add_argument(
         "--data-dir", type=Path, help="embedded store and write-ahead log (default ./.factledger)"
     )
+    p_serve.add_argument("--alerts", type=Path, metavar="FILE", help=_ALERTS_HELP)
     p_serve.set_defaults(handler=_cmd_serve)
 
     p_up = sub.add_parser("up", help="run the service on the embedded store with demo traffic")
@@ -78,7 +81,21 @@ def _parser() -> argparse.ArgumentParser:
     p_up.add_argument("--data-dir", type=Path, help="data directory (default ./.factledger)")
     p_up.add_argument("--demo-turns", type=int, default=300, help="demo turns to send (0: none)")
     p_up.add_argument("--demo-rate", type=float, default=20.0, help="demo turns per second")
+    p_up.add_argument(
+        "--dashboard-port", type=int, default=8501, help="dashboard port (default 8501; 0: none)"
+    )
+    p_up.add_argument("--alerts", type=Path, metavar="FILE", help=_ALERTS_HELP)
     p_up.set_defaults(handler=_cmd_up)
+
+    p_dash = sub.add_parser("dashboard", help="run the dashboard (Streamlit) against a service")
+    p_dash.add_argument(
+        "--api",
+        default=os.environ.get("FACTLEDGER_API") or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}",
+        help="the service's base URL (default $FACTLEDGER_API or the local service)",
+    )
+    p_dash.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    p_dash.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p_dash.set_defaults(handler=_cmd_dashboard)
 
     endpoint_help = (
         "OTLP base URL; /v1/traces is appended "
@@ -99,6 +116,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_export_options(p_demo)
     p_demo.set_defaults(handler=_cmd_demo)
+
+    add_alerts_parser(sub)
     return parser
 
 
@@ -177,7 +196,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         store_dsn=args.store,
         data_dir=args.data_dir,
         validation_config=args.config,
+        alerts_file=args.alerts,
     )
+    _check_alert_rules(settings)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -189,12 +210,34 @@ def _cmd_up(args: argparse.Namespace) -> int:
     from factledger.up import run_up
 
     settings = ServiceSettings.from_env(
-        port=args.port, data_dir=args.data_dir, validation_config=args.config
+        port=args.port,
+        data_dir=args.data_dir,
+        validation_config=args.config,
+        alerts_file=args.alerts,
     )
+    _check_alert_rules(settings)
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    return run_up(settings, demo_turns=args.demo_turns, demo_rate=args.demo_rate)
+    return run_up(
+        settings,
+        demo_turns=args.demo_turns,
+        demo_rate=args.demo_rate,
+        dashboard_port=args.dashboard_port,
+    )
+
+
+def _cmd_dashboard(args: argparse.Namespace) -> int:
+    from factledger.dashboard_cli import run_dashboard
+
+    return run_dashboard(args.api, port=args.port, host=args.host)
+
+
+def _check_alert_rules(settings: ServiceSettings) -> None:
+    """Read the alert rules before starting: a bad file fails here, naming the key."""
+    from factledger.collector.alerts.rules import load_alert_config
+
+    load_alert_config(settings.alerts_file)
 
 
 def _runner(args: argparse.Namespace) -> ValidationRunner:

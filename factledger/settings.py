@@ -13,6 +13,8 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_QUEUE_SPANS | 200000 | spans accepted but not yet stored (503 above) |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
 | FACTLEDGER_CONFIG | (none) | validation settings TOML ([validation] section) |
+| FACTLEDGER_ALERTS | (none) | alert rules TOML (docs/alerting.md); none: the built-in rule |
+| FACTLEDGER_ALERT_INTERVAL_SECONDS | 30 | how often the alert rules are evaluated |
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ class ServiceSettings:
     queue_spans: int = 200_000
     retention_days: int = 30
     validation_config: Path | None = None
+    alerts_file: Path | None = None
+    alert_interval_seconds: float = 30.0
 
     @property
     def dsn(self) -> str:
@@ -72,6 +76,8 @@ class ServiceSettings:
             validation_config=Path(env["FACTLEDGER_CONFIG"])
             if env.get("FACTLEDGER_CONFIG")
             else None,
+            alerts_file=Path(env["FACTLEDGER_ALERTS"]) if env.get("FACTLEDGER_ALERTS") else None,
+            alert_interval_seconds=_number(env, "FACTLEDGER_ALERT_INTERVAL_SECONDS", 30.0, float),
         )
         chosen = {k: v for k, v in overrides.items() if v is not None}
         settings = replace(settings, **chosen)

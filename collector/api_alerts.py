@@ -1,0 +1,90 @@
+"""The alerts part of the query API (`/api/v1/alerts`): current state, history, rules.
+
+Current state comes from the running alert loop (its latest evaluation and the alerts it
+holds as firing); the history and the delivery attempts come from the store. Handlers are
+plain functions run in FastAPI's thread pool, since store calls block.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from factledger.collector.alerts.loop import AlertLoop
+from factledger.collector.store import Store
+
+router = APIRouter(tags=["alerts"])
+
+TENANT = "default"
+EVENTS_PER_ALERT = 20
+DELIVERIES_PER_ALERT = 50
+
+
+def _loop(request: Request) -> AlertLoop:
+    loop: AlertLoop = request.app.state.alerts
+    return loop
+
+
+@router.get("/alerts")
+def alerts(
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=500, description="alerts in the history")] = 50,
+    rule: Annotated[str | None, Query(description="only this rule's alerts")] = None,
+    state: Annotated[
+        Literal["firing", "resolved"] | None, Query(description="only alerts in this state")
+    ] = None,
+) -> dict[str, Any]:
+    """Current state per rule and group, and the history of alerts (newest first), each
+    with its firing/resolved notices and its webhook delivery attempts."""
+    loop = _loop(request)
+    current = [
+        entry
+        for entry in loop.current()
+        if (rule is None or entry["rule"] == rule)
+        and (state is None or entry["state"] == ("firing" if state == "firing" else "ok"))
+    ]
+    store: Store = request.app.state.service.store
+    # Filtering by state after the query could leave the page short: fetch more, then cut.
+    wanted = min(1000, limit * 4) if state else limit
+    fetched = store.alert_summaries(TENANT, limit=wanted, rule=rule)
+    history = [a for a in fetched if state is None or a["state"] == state][:limit]
+    ids = [a["alert_id"] for a in history]
+    events = store.alert_events(TENANT, ids, per_alert=EVENTS_PER_ALERT)
+    deliveries = store.alert_deliveries(TENANT, ids, per_alert=DELIVERIES_PER_ALERT)
+    by_alert: dict[str, dict[str, list[dict[str, Any]]]] = {
+        i: {"events": [], "deliveries": []} for i in ids
+    }
+    for event in events:
+        by_alert[event["alert_id"]]["events"].append(event)
+    for delivery in deliveries:
+        by_alert[delivery["alert_id"]]["deliveries"].append(delivery)
+    for alert in history:
+        alert.update(by_alert[alert["alert_id"]])
+        rule_config = loop.config.rule(alert["rule"])
+        alert["group_by"] = rule_config.group_by if rule_config else None
+    return {
+        "current": current,
+        "history": history,
+        "firing": sum(1 for entry in current if entry["state"] == "firing"),
+        "evaluated_at": loop.evaluated_at,
+    }
+
+
+@router.get("/alerts/rules")
+def alert_rules(request: Request) -> dict[str, Any]:
+    """The configured rules (webhook URLs redacted), where they came from, how often
+    they are evaluated and how notices are delivered."""
+    loop = _loop(request)
+    config = loop.config
+    return {
+        "source": str(config.source) if config.source else None,
+        "interval_seconds": loop.interval,
+        "dashboard_url": config.dashboard_url,
+        "delivery": {
+            "attempts": config.delivery.attempts,
+            "backoff_seconds": config.delivery.backoff.total_seconds(),
+            "timeout_seconds": config.delivery.timeout.total_seconds(),
+        },
+        "rules": [r.as_json() for r in config.rules],
+    }

@@ -1,0 +1,214 @@
+"""Alerts: the rules and their current state per group, what fires now, and the history
+of fired and resolved alerts (GET /alerts/rules and GET /alerts). A service without
+alerting (404) gets a message."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import streamlit as st
+
+from factledger.dashboard import charts
+from factledger.dashboard.client import ApiClient, NotFound
+from factledger.dashboard.figures import parse_time, time_format
+from factledger.dashboard.ui import percent, when
+
+HISTORY_LIMIT = 200
+MAX_STATE_BARS = 40
+TIMELINE_MIN = timedelta(hours=1)
+"""The history chart shows at least the last hour, so a fresh alert is not a full-width bar."""
+
+
+def render(api: ApiClient) -> None:
+    st.title("Alerts")
+    try:
+        config = api.alert_rules()
+        payload = api.alerts(limit=HISTORY_LIMIT)
+    except NotFound:
+        st.info(
+            "**This service has no alerting API** (`GET /api/v1/alerts` answered 404). "
+            "Alert rules, firing alerts and their history show here once the service runs "
+            "a version with alerting.",
+            icon=":material/notifications_off:",
+        )
+        return
+
+    rules = _dicts(config.get("rules"))
+    current = _dicts(payload.get("current"))
+    history = _dicts(payload.get("history"))
+    firing = [c for c in current if c.get("state") == "firing"]
+
+    cells = st.columns(4)
+    cells[0].metric("Firing", len(firing), border=True)
+    cells[1].metric("Rules", len(rules), border=True)
+    cells[2].metric("Alerts in the history", len(history), border=True)
+    evaluated = payload.get("evaluated_at")
+    interval = config.get("interval_seconds")
+    cells[3].metric(
+        "Last evaluated",
+        when(evaluated)[11:] if evaluated else "not yet",
+        border=True,
+        help=f"Rules are evaluated every {interval:g} s." if interval else None,
+    )
+
+    st.subheader("Firing now")
+    if firing:
+        for entry in firing:
+            st.error(firing_line(entry), icon=":material/notifications_active:")
+    else:
+        st.success("Nothing is firing.", icon=":material/check_circle:")
+
+    st.subheader("Rules")
+    if rules:
+        st.dataframe(rule_rows(rules, current), hide_index=True)
+        if config.get("source"):
+            st.caption(f"From {config['source']}.")
+    else:
+        st.info("No alert rules are configured (`--alerts FILE` or `FACTLEDGER_ALERTS`).")
+
+    st.subheader("Current state per group")
+    states = state_rows(current)[:MAX_STATE_BARS]
+    if states:
+        st.altair_chart(charts.alert_states(states), width="stretch")
+        st.caption("Each group's rate over the rule's window; the tick is the limit it fires at.")
+    else:
+        st.info("The rules have not been evaluated yet, or no group has turns in the window.")
+
+    st.subheader("History")
+    if history:
+        now = datetime.now(UTC)
+        timeline = timeline_rows(history, now)
+        start = min([now - TIMELINE_MIN, *(parse_time(r["start"]) for r in timeline)])
+        st.altair_chart(
+            charts.alert_timeline(
+                timeline,
+                domain=(start.isoformat(), now.isoformat()),
+                time_format=time_format(now - start),
+            ),
+            width="stretch",
+        )
+        st.dataframe(history_rows(history), hide_index=True)
+    else:
+        st.info("No alert has fired yet.")
+
+
+def _dicts(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _rate(value: Any) -> str:
+    return percent(float(value)) if isinstance(value, int | float) else "–"
+
+
+def firing_line(entry: Mapping[str, Any]) -> str:
+    """One firing alert as a line of Markdown (every value escaped)."""
+    rule = html.escape(str(entry.get("rule", "alert")))
+    group = html.escape(f"{entry.get('group_by') or 'group'} {entry.get('key') or ''}".strip())
+    since = f", since {when(entry['fired_at'])}" if entry.get("fired_at") else ""
+    reason = html.escape(str(entry.get("reason") or ""))
+    return (
+        f"**{rule}** · {group}: rate {_rate(entry.get('value'))} against a limit of "
+        f"{_rate(entry.get('limit'))} over {entry.get('turns') or 0} turns{since}. {reason}"
+    )
+
+
+def rule_rows(
+    rules: Iterable[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The rules as table rows, each with its state: how many of its groups fire."""
+    out = []
+    for rule in rules:
+        name = rule.get("name")
+        groups = [c for c in current if c.get("rule") == name]
+        firing = sum(1 for c in groups if c.get("state") == "firing")
+        factor = rule.get("baseline_factor")
+        out.append(
+            {
+                "rule": name,
+                "state": (
+                    f"firing ({firing})"
+                    if firing
+                    else f"ok ({len(groups)} groups)"
+                    if groups
+                    else "not evaluated yet"
+                ),
+                "per": rule.get("group_by"),
+                "verdict": rule.get("verdict"),
+                "window": rule.get("window"),
+                "threshold": _rate(rule.get("threshold")),
+                "baseline": (
+                    f"× {factor:g} of {rule.get('baseline_windows')} windows"
+                    if isinstance(factor, int | float) and factor
+                    else "–"
+                ),
+                "min turns": rule.get("min_turns"),
+                "cool-down": rule.get("cooldown"),
+                "webhooks": len(rule.get("webhooks") or []),
+            }
+        )
+    return out
+
+
+def state_rows(current: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Evaluated (rule, group) pairs with a value, for the state chart: firing first."""
+    out = [
+        {
+            "group": f"{c.get('rule')} · {c.get('key')}",
+            "state": str(c.get("state") or "ok"),
+            "value": float(c["value"]),
+            "limit": float(c["limit"]) if isinstance(c.get("limit"), int | float) else None,
+            "turns": c.get("turns"),
+        }
+        for c in current
+        if isinstance(c.get("value"), int | float)
+    ]
+    return sorted(out, key=lambda r: (r["state"] != "firing", -r["value"], r["group"]))
+
+
+def timeline_rows(history: Iterable[Mapping[str, Any]], now: datetime) -> list[dict[str, Any]]:
+    """Each alert as a bar from when it fired to when it resolved (now while firing)."""
+    out = []
+    for alert in history:
+        if not alert.get("fired_at"):
+            continue
+        resolved = alert.get("resolved_at")
+        out.append(
+            {
+                "group": f"{alert.get('rule')} · {alert.get('key')}",
+                "state": str(alert.get("state") or ""),
+                "start": parse_time(alert["fired_at"]).isoformat(),
+                "end": (parse_time(resolved) if resolved else now).isoformat(),
+                "value": alert.get("value"),
+                "message": str(alert.get("message") or ""),
+            }
+        )
+    return out
+
+
+def history_rows(history: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Alerts as table rows, newest first as the API sends them."""
+    out = []
+    for alert in history:
+        deliveries = _dicts(alert.get("deliveries"))
+        failed = sum(1 for d in deliveries if not d.get("ok"))
+        out.append(
+            {
+                "rule": alert.get("rule"),
+                "group": alert.get("key"),
+                "state": alert.get("state"),
+                "fired": when(alert["fired_at"]) if alert.get("fired_at") else "",
+                "resolved": when(alert["resolved_at"]) if alert.get("resolved_at") else "",
+                "rate": _rate(alert.get("value")),
+                "threshold": _rate(alert.get("threshold")),
+                "turns": alert.get("turns"),
+                "notices": alert.get("notices"),
+                "deliveries": f"{len(deliveries) - failed} ok, {failed} failed"
+                if deliveries
+                else "–",
+                "message": alert.get("message"),
+            }
+        )
+    return out

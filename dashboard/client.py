@@ -1,0 +1,307 @@
+"""A small typed client for the service's query API (`/api/v1`): the dashboard's only
+source of data. It never opens the store.
+
+Exceptions::
+
+    ApiError            the API answered with an error status, or with something not JSON
+     ├─ ApiUnavailable  the service could not be reached (refused, timed out, DNS)
+     └─ NotFound        404: no such turn, or an endpoint this service does not have
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, TypedDict, cast
+from urllib.parse import quote
+
+import httpx
+
+DEFAULT_API_URL = "http://127.0.0.1:4318"
+API_ENV = "FACTLEDGER_API"
+"""The service's base URL (without /api/v1) for the dashboard; `factledger dashboard --api`
+sets it."""
+DEFAULT_TIMEOUT_SECONDS = 15.0
+
+GroupBy = Literal["model", "agent", "service", "kind"]
+Bucket = Literal["1m", "5m", "1h", "1d"]
+Label = Literal["hallucination", "not_hallucination"]
+
+
+class Point(TypedDict):
+    t: str
+    turns: int
+    rejected: int
+    flagged: int
+    rate: float
+
+
+class Series(TypedDict):
+    key: str
+    points: list[Point]
+
+
+class TurnSummary(TypedDict):
+    turn_id: str
+    trace_id: str
+    conversation_id: str
+    service: str
+    agent: str
+    model: str
+    started_at: str
+    ended_at: str
+    verdict: str
+    kinds: list[str]
+    reply_preview: str
+    version: int
+
+
+class QueueItem(TurnSummary):
+    max_score: float
+    has_class5: bool
+
+
+Finding = TypedDict(
+    "Finding",
+    {
+        "kind": str,
+        "class": str,
+        "severity": str,
+        "message": str,
+        "token": str,
+        "checked_against": list[str],
+        "span": list[int] | None,
+        "validator": str,
+        "score": float | None,
+        "call_id": str | None,
+    },
+)
+
+
+class ToolCall(TypedDict):
+    name: str
+    call_id: str
+    arguments: Any
+    result: str | None
+    ok: bool
+    span_id: str
+    origin: str
+
+
+class Span(TypedDict):
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    kind: str
+    start_time_unix_nano: int
+    end_time_unix_nano: int
+    duration_ns: int
+    status_code: str
+    status_message: str
+    attributes: dict[str, str]
+
+
+class Review(TypedDict):
+    review_id: str
+    label: str
+    note: str
+    reviewer: str
+    created_at: str
+
+
+class Version(TypedDict):
+    version: int
+    verdict: str
+    kinds: list[str]
+    validated_at: str
+
+
+class Turn(TurnSummary):
+    provider: str
+    validated_at: str
+    user_message: str
+    reply: str
+    tool_calls: list[ToolCall]
+    validators: list[str]
+    max_score: float
+    has_class5: bool
+    findings: list[Finding]
+    spans: list[Span]
+    reviews: list[Review]
+    versions: list[Version]
+
+
+class Precision(TypedDict):
+    reviewed: int
+    confirmed: int
+    precision: float | None
+
+
+class KindPrecision(Precision):
+    kind: str
+
+
+class ReviewPrecision(TypedDict):
+    turns: Precision
+    kinds: list[KindPrecision]
+
+
+class TurnPage(TypedDict):
+    turns: list[TurnSummary]
+    total: int
+
+
+class ApiError(Exception):
+    """The API answered with an error (`status`), or could not be read."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ApiUnavailable(ApiError):
+    """The service could not be reached at all."""
+
+
+class NotFound(ApiError):
+    """404: the turn or the endpoint does not exist on this service."""
+
+
+@dataclass(frozen=True)
+class TurnQuery:
+    """Filters of GET /turns. Empty strings and None mean "any"."""
+
+    verdicts: tuple[str, ...] = ("reject", "flag")
+    model: str = ""
+    agent: str = ""
+    kind: str = ""
+    q: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = 100
+    offset: int = 0
+
+    def params(self) -> list[tuple[str, str]]:
+        """The query string, as repeated pairs (`verdict` may repeat)."""
+        pairs = [("verdict", verdict) for verdict in self.verdicts]
+        for name, value in (
+            ("model", self.model),
+            ("agent", self.agent),
+            ("kind", self.kind),
+            ("q", self.q.strip()),
+        ):
+            if value:
+                pairs.append((name, value))
+        if self.since is not None:
+            pairs.append(("since", _iso(self.since)))
+        if self.until is not None:
+            pairs.append(("until", _iso(self.until)))
+        pairs += [("limit", str(self.limit)), ("offset", str(self.offset))]
+        return pairs
+
+
+class ApiClient:
+    """Blocking calls to one FactLedger service. Safe to share between threads (the
+    httpx client is); `close()` releases the connections."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_API_URL,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.Client(
+            base_url=f"{self.base_url}/api/v1", timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def turns(self, query: TurnQuery) -> TurnPage:
+        return cast(TurnPage, self._get("/turns", query.params()))
+
+    def turn(self, turn_id: str) -> Turn:
+        return cast(Turn, self._get(f"/turns/{_segment(turn_id)}"))
+
+    def reject_rate(
+        self, *, group_by: GroupBy, bucket: Bucket, since: datetime, until: datetime
+    ) -> list[Series]:
+        params = {"group_by": group_by, "bucket": bucket, "since": _iso(since)}
+        params["until"] = _iso(until)
+        return cast(list[Series], self._get("/stats/reject-rate", params)["series"])
+
+    def review_queue(self, limit: int = 50) -> list[QueueItem]:
+        return cast(list[QueueItem], self._get("/review-queue", {"limit": str(limit)})["turns"])
+
+    def review_precision(self) -> ReviewPrecision:
+        return cast(ReviewPrecision, self._get("/stats/review-precision"))
+
+    def alerts(self, limit: int = 200) -> dict[str, Any]:
+        """GET /alerts; raises NotFound on a service that has no alerting yet."""
+        return self._get("/alerts", {"limit": str(limit)})
+
+    def alert_rules(self) -> dict[str, Any]:
+        """GET /alerts/rules; raises NotFound on a service that has no alerting yet."""
+        return self._get("/alerts/rules")
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def add_review(
+        self, turn_id: str, label: Label, *, note: str = "", reviewer: str = ""
+    ) -> dict[str, Any]:
+        """Store a human label; the turn leaves the review queue."""
+        body = {"label": label, "note": note, "reviewer": reviewer}
+        return self._send("POST", f"/turns/{_segment(turn_id)}/reviews", json=body)
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _get(
+        self, path: str, params: Mapping[str, str] | Sequence[tuple[str, str]] | None = None
+    ) -> dict[str, Any]:
+        return self._send("GET", path, params=params)
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise ApiUnavailable(
+                f"cannot reach the FactLedger API at {self.base_url}: {exc}"
+            ) from exc
+        if response.status_code == 404:
+            raise NotFound(_detail(response), status=404)
+        if response.status_code >= 400:
+            raise ApiError(
+                f"{method} {path} answered {response.status_code}: {_detail(response)}",
+                status=response.status_code,
+            )
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            raise ApiError(f"{method} {path} did not answer JSON", status=200) from exc
+        if not isinstance(payload, dict):
+            raise ApiError(f"{method} {path} answered {type(payload).__name__}, not an object")
+        return payload
+
+
+def _iso(value: datetime) -> str:
+    aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return aware.isoformat()
+
+
+def _segment(value: str) -> str:
+    # Turn ids are hex in practice; quoting keeps a stray "/" or "?" from changing the path.
+    return quote(value, safe="")
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        detail = response.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    return str(detail) if detail else response.text[:300] or response.reason_phrase

@@ -1,0 +1,183 @@
+"""Overview: reject and flagged rates per model over time, turn volume, findings by kind,
+verdicts by agent, and the models and agents whose reject rate rose most."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from factledger.dashboard import charts, figures
+from factledger.dashboard.client import ApiClient, GroupBy
+from factledger.dashboard.ui import percent
+
+SPLITS: dict[str, GroupBy] = {"model": "model", "agent": "agent", "service": "service"}
+QUEUE_PEEK = 100
+
+
+def render(api: ApiClient) -> None:
+    st.title("Overview")
+    controls = st.columns([3, 1, 1], vertical_alignment="bottom")
+    window_name = controls[0].segmented_control(
+        "Window",
+        list(figures.WINDOWS),
+        default=figures.DEFAULT_WINDOW,
+        required=True,
+        key="overview_window",
+    )
+    window = figures.WINDOWS[window_name or figures.DEFAULT_WINDOW]
+    choices = figures.buckets_for(window)
+    bucket = controls[1].selectbox(
+        "Bucket",
+        choices,
+        index=choices.index(figures.default_bucket(window)),
+        key=f"overview_bucket_{window_name}",
+    )
+    group = SPLITS[controls[2].selectbox("Split by", list(SPLITS), key="overview_split")]
+
+    now = datetime.now(UTC)
+    bounds = figures.window_bounds(now, window, bucket)
+    by_group = api.reject_rate(group_by=group, bucket=bucket, since=bounds.start, until=now)
+    current = figures.overall(by_group, bounds.split, bounds.end)
+    previous = figures.overall(by_group, bounds.start, bounds.split)
+    if current.turns == 0:
+        if previous.turns == 0:
+            st.info(
+                f"**No turns in the last {window_name}.** Point an instrumented agent at the "
+                "service's OTLP endpoint (`/v1/traces`), or send demo traffic with "
+                "`factledger demo`. Pick a longer window to see older turns.",
+                icon=":material/inbox:",
+            )
+        else:
+            st.info(
+                f"**No turns in the last {window_name}**; the {window_name} before had "
+                f"{previous.turns}. Pick a longer window to see them.",
+                icon=":material/inbox:",
+            )
+        return
+
+    queue = api.review_queue(limit=QUEUE_PEEK)
+    _headline(current, previous, len(queue))
+
+    rows = figures.rows(by_group, since=bounds.split, bucket=bucket)
+    domain = (bounds.split.isoformat(), bounds.end.isoformat())
+    axis_format = figures.time_format(window)
+    left, right = st.columns(2)
+    with left:
+        st.subheader(f"Reject rate per {group}")
+        st.altair_chart(
+            charts.rate_over_time(
+                rows,
+                field="rate",
+                title="reject rate",
+                group=group,
+                domain=domain,
+                time_format=axis_format,
+            ),
+            width="stretch",
+        )
+    with right:
+        st.subheader(f"Flagged rate per {group}")
+        st.altair_chart(
+            charts.rate_over_time(
+                rows,
+                field="flag_rate",
+                title="flagged rate",
+                group=group,
+                domain=domain,
+                time_format=axis_format,
+            ),
+            width="stretch",
+        )
+
+    by_agent = (
+        by_group
+        if group == "agent"
+        else api.reject_rate(group_by="agent", bucket=bucket, since=bounds.start, until=now)
+    )
+    by_model = (
+        by_group
+        if group == "model"
+        else api.reject_rate(group_by="model", bucket=bucket, since=bounds.start, until=now)
+    )
+    left, right = st.columns(2)
+    with left:
+        st.subheader(f"Turn volume per {group}")
+        st.altair_chart(
+            charts.volume_over_time(
+                figures.stacked(rows), group=group, domain=domain, time_format=axis_format
+            ),
+            width="stretch",
+        )
+    with right:
+        st.subheader("Biggest rises against the previous window")
+        changes = figures.rises("model", by_model, bounds) + figures.rises(
+            "agent", by_agent, bounds
+        )
+        changes.sort(key=lambda c: (-c.delta, c.group, c.key))
+        if changes:
+            st.altair_chart(charts.rise_chart(figures.change_rows(changes)), width="stretch")
+            top = changes[0]
+            st.caption(
+                f"Reject rate now against the {window_name} before it "
+                f"({figures.MIN_TURNS_FOR_RISE}+ turns in each). Largest change: {top.group} "
+                f"**{top.key}**, {percent(top.previous)} → {percent(top.rate)}."
+            )
+        else:
+            st.info(
+                f"Nothing to compare yet: a model or agent needs {figures.MIN_TURNS_FOR_RISE}"
+                f" turns in this {window_name} and in the {window_name} before it.",
+                icon=":material/hourglass_empty:",
+            )
+
+    by_kind = api.reject_rate(group_by="kind", bucket=bucket, since=bounds.split, until=now)
+    kinds = figures.kind_rows(by_kind, bounds.split)
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Findings by kind")
+        if kinds:
+            st.altair_chart(charts.kind_breakdown(kinds), width="stretch")
+        else:
+            st.success("No turn in this window has a rejecting or flagging finding.")
+    with right:
+        st.subheader("Verdicts by agent")
+        agents = figures.totals(by_agent, bounds.split, bounds.end)
+        st.altair_chart(
+            charts.verdict_mix(figures.verdict_rows(a for a in agents if a.turns)),
+            width="stretch",
+        )
+
+
+def _headline(current: figures.Totals, previous: figures.Totals, queued: int) -> None:
+    cells = st.columns(4)
+    cells[0].metric(
+        "Turns",
+        f"{current.turns:,}",
+        delta=f"{current.turns - previous.turns:+,}" if previous.turns else None,
+        delta_color="off",
+        border=True,
+    )
+    cells[1].metric(
+        "Reject rate",
+        percent(current.rate),
+        delta=_points(current.rate - previous.rate) if previous.turns else None,
+        delta_color="inverse",
+        border=True,
+    )
+    cells[2].metric(
+        "Flagged rate",
+        percent(current.flag_rate),
+        delta=_points(current.flag_rate - previous.flag_rate) if previous.turns else None,
+        delta_color="inverse",
+        border=True,
+    )
+    cells[3].metric(
+        "Awaiting review",
+        f"{queued}+" if queued >= QUEUE_PEEK else str(queued),
+        border=True,
+        help="Flagged turns nobody has labelled yet (see Verify).",
+    )
+
+
+def _points(delta: float) -> str:
+    return f"{delta * 100:+.1f} pp"

@@ -1,0 +1,190 @@
+"""One turn on the page: the request, the reply with its findings highlighted, and beside
+it what the tools were called with and returned; then the span waterfall and the verdict
+history. The verification queue reuses the reply and tool blocks."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+from factledger.dashboard import charts, evidence, figures
+from factledger.dashboard.client import Turn
+from factledger.dashboard.highlight import css_class, highlight_reply, kind_label, mark_tokens
+from factledger.dashboard.ui import verdict_html, when
+
+
+def render_turn(turn: Turn) -> None:
+    """The whole turn page."""
+    st.title(f"Turn {turn['turn_id'][:12]}")
+    st.html(
+        f"{verdict_html(turn['verdict'])}"
+        f'<span class="fl-meta">{html.escape(turn["model"])} · agent '
+        f"{html.escape(turn['agent'] or '–')} · {when(turn['started_at'])} · trace "
+        f"<code>{html.escape(turn['trace_id'])}</code> · conversation "
+        f"<code>{html.escape(turn['conversation_id'] or '–')}</code> · verdict version "
+        f"{turn['version']}</span>"
+    )
+    tokens = evidence.search_texts(turn["findings"])
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        request_block(turn["user_message"])
+        reply_block(turn["reply"], turn["findings"])
+        evidence_block(turn["findings"], turn["tool_calls"], turn["user_message"])
+        findings_block(turn["findings"])
+    with right:
+        st.subheader(f"Tool calls ({len(turn['tool_calls'])})")
+        tool_calls_block(turn["tool_calls"], tokens)
+
+    st.subheader("Span waterfall")
+    spans = figures.span_rows(turn["spans"])
+    if spans:
+        st.altair_chart(charts.waterfall(spans), width="stretch")
+    else:
+        st.info("The spans of this turn are no longer stored (or never were).")
+
+    history, reviews = st.columns(2)
+    with history:
+        st.subheader("Verdict history")
+        st.dataframe(
+            [
+                {
+                    "version": v["version"],
+                    "verdict": v["verdict"],
+                    "kinds": ", ".join(v["kinds"]) or "–",
+                    "validated": when(v["validated_at"]),
+                }
+                for v in turn["versions"]
+            ],
+            hide_index=True,
+        )
+        st.caption("Validators: " + ", ".join(turn["validators"]))
+    with reviews:
+        st.subheader("Human reviews")
+        if turn["reviews"]:
+            st.dataframe(
+                [
+                    {
+                        "label": r["label"].replace("_", " "),
+                        "note": r["note"],
+                        "reviewer": r["reviewer"],
+                        "at": when(r["created_at"]),
+                    }
+                    for r in turn["reviews"]
+                ],
+                hide_index=True,
+            )
+        elif turn["verdict"] == "flag":
+            st.info("Not reviewed yet: label it on the **Verify** page.")
+        else:
+            st.caption("No reviews.")
+
+
+def request_block(user_message: str, *, compact: bool = False) -> None:
+    _heading("User request", compact)
+    text = user_message or "(no user message in this turn)"
+    st.html(f'<div class="fl-request">{html.escape(text)}</div>')
+
+
+def reply_block(
+    reply: str, findings: Sequence[Mapping[str, Any]], *, compact: bool = False
+) -> None:
+    _heading("Reply", compact)
+    st.html(highlight_reply(reply or "(empty reply)", findings))
+
+
+def evidence_block(
+    findings: Sequence[Mapping[str, Any]],
+    tool_calls: Sequence[Mapping[str, Any]],
+    user_message: str,
+) -> None:
+    """One line per token a finding names: in which tool results it is, if any."""
+    found = evidence.token_evidence(findings, tool_calls, user_message)
+    if not found:
+        return
+    lines = []
+    for item in found:
+        token = f"<code>{html.escape(item.token)}</code>"
+        label = (
+            f'<span class="fl-label {css_class(item.kind)}">'
+            f"{html.escape(kind_label(item.kind))}</span>"
+        )
+        if item.in_results:
+            where = ", ".join(html.escape(name) for name in item.in_results)
+            status = f'<span class="fl-present">in the result of {where}</span>'
+        else:
+            scope = "earlier tool result" if item.earlier_only else "tool result"
+            status = f'<span class="fl-missing">✗ in no {scope}</span>'
+        extra = []
+        if item.in_arguments:
+            extra.append("in the arguments of " + ", ".join(map(html.escape, item.in_arguments)))
+        if item.in_request:
+            extra.append("in the user request")
+        more = f" ({'; '.join(extra)})" if extra else ""
+        lines.append(f'<div class="fl-evidence">{token} {label} {status}{more}</div>')
+    st.html('<div class="fl-meta">Looked up in the tool trace:</div>' + "".join(lines))
+
+
+def findings_block(findings: Sequence[Mapping[str, Any]]) -> None:
+    st.subheader(f"Findings ({len(findings)})")
+    if not findings:
+        st.caption("None: the validators found nothing to object to.")
+        return
+    for finding in findings:
+        kind = str(finding["kind"])
+        score = finding.get("score")
+        bits = [
+            f'<span class="fl-label {css_class(kind)}">{html.escape(kind_label(kind))}</span>',
+            f"<b>{html.escape(str(finding['severity']))}</b>",
+            f"class {html.escape(str(finding['class']))}",
+        ]
+        if score is not None:
+            bits.append(f"score {float(score):.2f}")
+        checked = ", ".join(finding.get("checked_against") or []) or "–"
+        st.html(
+            f'<div class="fl-evidence">{" · ".join(bits)}<br>'
+            f"{html.escape(str(finding['message']))}<br>"
+            f'<span class="fl-meta">checked against: {html.escape(checked)} · '
+            f"{html.escape(str(finding['validator']))}</span></div>"
+        )
+
+
+def tool_calls_block(tool_calls: Sequence[Mapping[str, Any]], tokens: Sequence[str]) -> None:
+    """Each call's arguments and result, errors marked, the findings' tokens marked
+    wherever they occur."""
+    if not tool_calls:
+        st.info("No tool was called in this turn.")
+        return
+    for index, call in enumerate(tool_calls):
+        with st.container(border=True):
+            failed = not call.get("ok", True)
+            never_ran = call.get("origin") == "prose"
+            status = (
+                '<span class="fl-verdict fl-verdict-reject">error</span>'
+                if failed
+                else '<span class="fl-verdict fl-verdict-pass">ok</span>'
+            )
+            if never_ran:
+                status += (
+                    '<span class="fl-verdict fl-verdict-flag">described in prose, never ran</span>'
+                )
+            st.html(
+                f"{status}<b>{html.escape(evidence.call_label(call, index))}</b>"
+                '<div class="fl-meta">arguments</div>'
+                + mark_tokens(evidence.pretty(call.get("arguments")) or "{}", tokens)
+                + '<div class="fl-meta">result</div>'
+                + mark_tokens(
+                    evidence.pretty(call.get("result")) or "(no result recorded)",
+                    tokens,
+                    error=failed,
+                )
+            )
+
+
+def _heading(text: str, compact: bool) -> None:
+    if compact:
+        st.markdown(f"**{text}**")
+    else:
+        st.subheader(text)

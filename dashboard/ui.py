@@ -1,0 +1,100 @@
+"""What every page shares: the API client for this dashboard, the page guard that turns
+an unreachable or failing API into a message (never a traceback), the stylesheet, and
+small formatting helpers."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from datetime import datetime
+
+import streamlit as st
+
+from factledger.dashboard.client import (
+    API_ENV,
+    DEFAULT_API_URL,
+    ApiClient,
+    ApiError,
+    ApiUnavailable,
+)
+from factledger.dashboard.figures import parse_time
+from factledger.dashboard.highlight import stylesheet
+
+log = logging.getLogger("factledger.dashboard")
+
+_PAGE_CSS = """
+<style>
+.fl-verdict { display: inline-block; font-weight: 600; font-size: 0.8rem;
+  border-radius: 0.7rem; padding: 0.1rem 0.6rem; margin-right: 0.4rem; }
+.fl-verdict-reject { background: #fed7d7; color: #9b2c2c; }
+.fl-verdict-flag { background: #feebc8; color: #9c4221; }
+.fl-verdict-pass { background: #e2e8f0; color: #2d3748; }
+.fl-meta { color: #4a5568; font-size: 0.85rem; }
+.fl-request { background: #f0f5ff; border: 1px solid #c3dafe; border-radius: 0.5rem;
+  padding: 0.6rem 0.9rem; white-space: pre-wrap; }
+.fl-evidence { font-size: 0.85rem; margin: 0.15rem 0; }
+.fl-missing { color: #c53030; font-weight: 600; }
+.fl-present { color: #276749; font-weight: 600; }
+</style>
+"""
+
+
+def api_url() -> str:
+    return os.environ.get(API_ENV, "").strip() or DEFAULT_API_URL
+
+
+@st.cache_resource(show_spinner=False)
+def _client(url: str) -> ApiClient:
+    return ApiClient(url)
+
+
+def client() -> ApiClient:
+    """The shared client of this dashboard process (one connection pool)."""
+    return _client(api_url())
+
+
+def styles() -> None:
+    """Add the highlighting and page styles to the page (once per run)."""
+    st.html(stylesheet() + _PAGE_CSS)
+
+
+def guarded(render: Callable[[ApiClient], None]) -> Callable[[], None]:
+    """A page function that shows a message instead of a traceback when the API is down
+    or answers an error."""
+
+    def page() -> None:
+        styles()
+        api = client()
+        try:
+            render(api)
+        except ApiUnavailable:
+            st.warning(
+                f"**The FactLedger service is not reachable** at `{api.base_url}`.\n\n"
+                "Start it with `factledger serve` (or `factledger up` for the service, the "
+                "dashboard and demo traffic together), or point the dashboard at it with "
+                "`factledger dashboard --api URL`. This page retries when you reload it.",
+                icon=":material/cloud_off:",
+            )
+        except ApiError as exc:
+            st.error(f"**The FactLedger API answered an error.** {exc}", icon=":material/error:")
+        except Exception as exc:  # a bug in a page must not print a traceback to readers
+            log.exception("dashboard page failed")
+            st.error(f"**This page failed:** {type(exc).__name__}: {exc}", icon=":material/error:")
+
+    page.__name__ = f"page_{render.__module__.rsplit('.', 1)[-1]}"
+    return page
+
+
+def verdict_html(verdict: str) -> str:
+    safe = verdict if verdict in ("reject", "flag", "pass") else "pass"
+    return f'<span class="fl-verdict fl-verdict-{safe}">{safe}</span>'
+
+
+def when(value: str | datetime) -> str:
+    """An API timestamp as `2025-01-31 14:05:09 UTC`."""
+    return parse_time(value).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"

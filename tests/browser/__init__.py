@@ -1,0 +1,1 @@
+"""Browser tests: the dashboard in Debian's Chromium, driven by Playwright."""

@@ -1,0 +1,113 @@
+"""The Alerts page's rows, from literal GET /alerts and GET /alerts/rules payloads:
+rules with their state, the state chart, the history timeline and table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from factledger.dashboard import alerts, charts
+
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+RULE = {
+    "name": "reject-rate-per-model",
+    "group_by": "model",
+    "verdict": "reject",
+    "window": "15m",
+    "threshold": 0.3,
+    "baseline_factor": 2.0,
+    "baseline_windows": 4,
+    "min_turns": 20,
+    "cooldown": "1h",
+    "webhooks": [{"url": "https://hooks.example/***", "format": "slack"}],
+}
+CURRENT: list[dict[str, Any]] = [
+    {"rule": "reject-rate-per-model", "key": "gpt-4o", "state": "ok", "value": 0.2, "limit": 0.3},
+    {
+        "rule": "reject-rate-per-model",
+        "group_by": "model",
+        "key": "llama",
+        "state": "firing",
+        "value": 0.45,
+        "limit": 0.3,
+        "turns": 46,
+        "fired_at": "2025-03-01T11:50:00Z",
+        "reason": "above threshold",
+    },
+    {"rule": "reject-rate-per-model", "key": "restored", "state": "firing", "value": None},
+]
+HISTORY: list[dict[str, Any]] = [
+    {
+        "rule": "reject-rate-per-model",
+        "key": "llama",
+        "state": "firing",
+        "fired_at": "2025-03-01T11:50:00Z",
+        "resolved_at": None,
+        "value": 0.45,
+        "threshold": 0.3,
+        "turns": 46,
+        "notices": 1,
+        "message": "FIRING",
+        "deliveries": [{"ok": 1}, {"ok": 0}],
+    },
+    {
+        "rule": "reject-rate-per-model",
+        "key": "gpt-4o",
+        "state": "resolved",
+        "fired_at": "2025-03-01T10:00:00Z",
+        "resolved_at": "2025-03-01T10:30:00Z",
+        "value": 0.1,
+        "threshold": 0.3,
+        "notices": 2,
+        "deliveries": [],
+    },
+]
+
+
+def test_rule_rows_carry_the_state_of_their_groups():
+    (row,) = alerts.rule_rows([RULE], CURRENT)
+    assert row["state"] == "firing (2)"
+    assert row["threshold"] == "30.0%"
+    assert row["baseline"] == "× 2 of 4 windows"
+    assert row["webhooks"] == 1
+    (calm,) = alerts.rule_rows([{**RULE, "baseline_factor": None}], CURRENT[:1])
+    assert (calm["state"], calm["baseline"]) == ("ok (1 groups)", "–")
+    (fresh,) = alerts.rule_rows([RULE], [])
+    assert fresh["state"] == "not evaluated yet"
+
+
+def test_state_rows_skip_groups_without_a_value_and_put_firing_first():
+    rows = alerts.state_rows(CURRENT)
+    assert [(r["group"], r["state"]) for r in rows] == [
+        ("reject-rate-per-model · llama", "firing"),
+        ("reject-rate-per-model · gpt-4o", "ok"),
+    ]
+
+
+def test_timeline_runs_an_open_alert_until_now():
+    rows = alerts.timeline_rows(HISTORY, NOW)
+    assert [(r["start"], r["end"]) for r in rows] == [
+        ("2025-03-01T11:50:00+00:00", NOW.isoformat()),
+        ("2025-03-01T10:00:00+00:00", "2025-03-01T10:30:00+00:00"),
+    ]
+
+
+def test_history_rows_count_deliveries():
+    rows = alerts.history_rows(HISTORY)
+    assert [r["deliveries"] for r in rows] == ["1 ok, 1 failed", "–"]
+    assert rows[1]["resolved"] == "2025-03-01 10:30:00 UTC"
+    assert rows[0]["resolved"] == ""
+
+
+def test_firing_line_escapes_what_the_api_says():
+    line = alerts.firing_line({**CURRENT[1], "key": "<b>x</b>"})
+    assert "<b>" not in line and "&lt;b&gt;" in line
+    assert "45.0%" in line and "30.0%" in line
+
+
+def test_alert_charts_compile():
+    states = charts.alert_states(alerts.state_rows(CURRENT)).to_dict()
+    assert {layer["mark"]["type"] for layer in states["layer"]} == {"bar", "tick"}
+    domain = ("2025-03-01T10:00:00+00:00", NOW.isoformat())
+    timeline = charts.alert_timeline(alerts.timeline_rows(HISTORY, NOW), domain=domain)
+    assert timeline.to_dict()["encoding"]["x"]["scale"]["domain"] == list(domain)

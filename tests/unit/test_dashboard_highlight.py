@@ -1,0 +1,174 @@
+"""The dashboard's HTML highlighting: findings marked by kind and labelled, every piece of
+text escaped, overlaps and findings without offsets handled."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from factledger.dashboard.highlight import (
+    MAX_MARKS_PER_TOKEN,
+    css_class,
+    highlight_reply,
+    kind_label,
+    locate,
+    mark_tokens,
+    stylesheet,
+)
+from factledger.processors.kinds import Kind
+
+
+def finding(
+    kind: str = "fabricated_identifier",
+    span: list[int] | None = None,
+    token: str = "",
+    severity: str = "reject",
+    message: str = "not in any tool result",
+) -> dict[str, Any]:
+    return {"kind": kind, "span": span, "token": token, "severity": severity, "message": message}
+
+
+def marks(markup: str) -> list[str]:
+    return re.findall(r"<mark [^>]*>(.*?)</mark>", markup)
+
+
+@pytest.mark.parametrize(
+    ("reply", "findings", "marked"),
+    [
+        pytest.param(
+            "I created OPS-2977 for you.",
+            [finding(span=[10, 18], token="OPS-2977")],
+            ["OPS-2977"],
+            id="offsets-mark-the-token",
+        ),
+        pytest.param(
+            "Pushed a1b2c3d to main.",
+            [finding(token="a1b2c3d")],
+            ["a1b2c3d"],
+            id="no-offsets-fall-back-to-the-token",
+        ),
+        pytest.param(
+            "SHA abc1234 and again abc1234.",
+            [finding(token="abc1234")],
+            ["abc1234", "abc1234"],
+            id="token-fallback-marks-every-occurrence",
+        ),
+        pytest.param(
+            "Short reply.",
+            [finding(span=[5, 400], token="reply")],
+            ["reply"],
+            id="offsets-past-the-end-fall-back-to-the-token",
+        ),
+        pytest.param(
+            "Nothing to see.",
+            [finding(kind="stall", token="")],
+            [],
+            id="no-offsets-and-no-token-marks-nothing",
+        ),
+        pytest.param(
+            "abcdef",
+            [finding(span=[0, 4]), finding(kind="stall", span=[2, 6], severity="flag")],
+            ["ab", "cd", "ef"],
+            id="overlapping-findings-split-into-segments",
+        ),
+        pytest.param("", [finding(span=[0, 1])], [], id="empty-reply"),
+    ],
+)
+def test_findings_are_marked(reply: str, findings: list[dict[str, Any]], marked: list[str]):
+    assert marks(highlight_reply(reply, findings)) == marked
+
+
+def test_text_and_attributes_are_escaped():
+    reply = '<script>alert("x")</script> & OPS-1 "quoted"'
+    start = reply.index("OPS-1")
+    markup = highlight_reply(
+        reply,
+        [finding(span=[start, start + 5], message='<img src=x onerror="boom">', kind='a"b')],
+    )
+    assert "<script>" not in markup
+    assert "&lt;script&gt;" in markup
+    assert "&amp; " in markup
+    assert "<img" not in markup
+    assert 'class="fl-mark fl-sev-reject fl-kind-a-b"' in markup
+
+
+def test_a_mark_carries_its_kind_class_and_a_label():
+    markup = highlight_reply("I created OPS-2977.", [finding(span=[10, 18])])
+    assert '<mark class="fl-mark fl-sev-reject fl-kind-fabricated_identifier"' in markup
+    assert '<span class="fl-label fl-kind-fabricated_identifier">fabricated identifier' in markup
+    assert markup.startswith('<div class="fl-reply">') and markup.endswith("</div>")
+
+
+def test_overlap_labels_each_finding_where_it_ends_and_ranks_the_worse_severity_first():
+    markup = highlight_reply(
+        "abcdef",
+        [finding(kind="stall", span=[2, 6], severity="flag"), finding(span=[0, 4])],
+    )
+    middle = re.search(r'<mark class="([^"]*)"[^>]*>cd</mark>', markup)
+    assert middle is not None
+    assert middle.group(1) == "fl-mark fl-sev-reject fl-kind-fabricated_identifier fl-kind-stall"
+    labels = re.findall(r'<span class="fl-label [^"]*">([^<]*)</span>', markup)
+    assert labels == ["fabricated identifier", "stall"]
+
+
+def test_token_fallback_is_bounded():
+    reply = "x " * (MAX_MARKS_PER_TOKEN + 5)
+    assert len(locate(reply, [finding(token="x")])) == MAX_MARKS_PER_TOKEN
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens", "error", "expected"),
+    [
+        pytest.param(
+            '{"key": "OPS-2879"}',
+            ["OPS-2977"],
+            False,
+            '<pre class="fl-result">{&quot;key&quot;: &quot;OPS-2879&quot;}</pre>',
+            id="absent-token-marks-nothing",
+        ),
+        pytest.param(
+            "sha a1b2c3d ok",
+            ["a1b2c3d"],
+            False,
+            '<pre class="fl-result">sha <mark class="fl-found">a1b2c3d</mark> ok</pre>',
+            id="present-token-is-marked",
+        ),
+        pytest.param(
+            "abcabc",
+            ["abc", "bca"],
+            True,
+            '<pre class="fl-result fl-error"><mark class="fl-found">abc</mark>'
+            '<mark class="fl-found">abc</mark></pre>',
+            id="overlapping-tokens-keep-the-first-and-errors-are-styled",
+        ),
+        pytest.param(
+            "<b>",
+            ["<b>"],
+            False,
+            '<pre class="fl-result"><mark class="fl-found">&lt;b&gt;</mark></pre>',
+            id="marked-text-is-escaped",
+        ),
+    ],
+)
+def test_mark_tokens(text: str, tokens: list[str], error: bool, expected: str):
+    assert mark_tokens(text, tokens, error=error) == expected
+
+
+def test_every_kind_has_a_colour_rule():
+    css = stylesheet()
+    for kind in Kind:
+        assert f".fl-mark.{css_class(kind.value)}" in css
+
+
+@pytest.mark.parametrize(
+    ("kind", "cls", "label"),
+    [
+        ("fabricated_identifier", "fl-kind-fabricated_identifier", "fabricated identifier"),
+        ("Weird Kind!", "fl-kind-weird-kind-", "Weird Kind!"),
+    ],
+)
+def test_kind_names(kind: str, cls: str, label: str):
+    assert css_class(kind) == cls
+    assert kind_label(kind) == label
