@@ -82,12 +82,15 @@ _SPAN_ALIASES = {
     "ingested_ms": "IngestedAt",
 }
 
-# The latest version of every turn of a tenant. Duplicate rows of one version (a retried
-# insert) are removed by `LIMIT 1 BY TurnId` in the queries that use this.
+# The latest version of every turn of a tenant, as "not a superseded version": the rows of
+# every version below a turn's highest. Only re-judged turns (Version > 1) contribute, so
+# the set stays small; the set of every turn's latest version (a GROUP BY over the whole
+# table, probed row by row) took about a second per million turns. Duplicate rows of one
+# version (a retried insert) are removed by `LIMIT 1 BY TurnId` in the queries using this.
 _LATEST = """
-    (TurnId, Version) IN (
-        SELECT TurnId, max(Version) FROM {db}.turns
-        WHERE Tenant = {tenant:String} GROUP BY TurnId
+    (TurnId, Version) NOT IN (
+        SELECT TurnId, arrayJoin(range(toUInt32(max(Version)))) FROM {db}.turns
+        WHERE Tenant = {tenant:String} AND Version > 1 GROUP BY TurnId
     )
 """
 
@@ -339,10 +342,17 @@ class Store:
                 params[name] = value
                 conditions.append(condition)
         where = " AND ".join(conditions)
-        rows = self._query(
-            f"SELECT {_TURN_SUMMARY} FROM {{db}}.turns WHERE {where}"
+        # The page's ids first, reading only the filtered and sorted columns; the wide
+        # columns then for those ids alone, through the primary key.
+        page = (
+            f"SELECT TurnId FROM {{db}}.turns WHERE {where}"
             " ORDER BY StartedAt DESC, TurnId DESC LIMIT 1 BY TurnId"
-            " LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
+            " LIMIT {limit:UInt32} OFFSET {offset:UInt32}"
+        )
+        rows = self._query(
+            f"SELECT {_TURN_SUMMARY} FROM {{db}}.turns"
+            f" WHERE Tenant = {{tenant:String}} AND TurnId IN ({page})"
+            " ORDER BY StartedAt DESC, TurnId DESC, Version DESC LIMIT 1 BY TurnId",
             params,
         )
         total = self._scalar(f"SELECT uniqExact(TurnId) FROM {{db}}.turns WHERE {where}", params)
@@ -462,12 +472,18 @@ class Store:
         first, then by score (highest first), then newest. Keys: those of `list_turns`
         plus max_score and has_class5."""
         _check_limit("limit", limit, MAX_LIST_LIMIT)
-        rows = self._query(
-            f"SELECT {_TURN_SUMMARY}, MaxScore, HasClass5 FROM {{db}}.turns"
+        order = "HasClass5 DESC, MaxScore DESC, StartedAt DESC, TurnId DESC"
+        page = (
+            f"SELECT TurnId FROM {{db}}.turns"
             f" WHERE Tenant = {{tenant:String}} AND {_LATEST} AND Verdict = 'flag'"
             " AND TurnId NOT IN (SELECT TurnId FROM {db}.reviews WHERE Tenant = {tenant:String})"
-            " ORDER BY HasClass5 DESC, MaxScore DESC, StartedAt DESC, TurnId DESC"
-            " LIMIT 1 BY TurnId LIMIT {limit:UInt32}",
+            f" ORDER BY {order} LIMIT 1 BY TurnId LIMIT {{limit:UInt32}}"
+        )
+        # Versions differ in score: take each turn's latest row, then order the page.
+        rows = self._query(
+            f"SELECT * FROM (SELECT {_TURN_SUMMARY}, MaxScore, HasClass5, StartedAt"
+            f" FROM {{db}}.turns WHERE Tenant = {{tenant:String}} AND TurnId IN ({page})"
+            f" ORDER BY Version DESC LIMIT 1 BY TurnId) ORDER BY {order}",
             {"tenant": tenant, "limit": limit},
         )
         queue = []
