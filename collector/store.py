@@ -363,11 +363,17 @@ class Store:
         history (`versions`, oldest first); None when the tenant has no such turn."""
         params = {"tenant": tenant, "turn_id": turn_id}
         where = "Tenant = {tenant:String} AND TurnId = {turn_id:String}"
-        versions = self._query(
-            "SELECT Version, Verdict, Kinds, toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
-            f" FROM {{db}}.turns WHERE {where} ORDER BY Version LIMIT 1 BY Version",
-            params,
-        )
+
+        # The history lives in turn_versions: merges of `turns` keep only the latest version.
+        def history(table: str) -> list[dict[str, Any]]:
+            return self._query(
+                "SELECT Version, Verdict, Kinds,"
+                " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
+                f" FROM {{db}}.{table} WHERE {where} ORDER BY Version LIMIT 1 BY Version",
+                params,
+            )
+
+        versions = history("turn_versions") or history("turns")
         if not versions:
             return None
         latest = self._query(

@@ -305,6 +305,18 @@ def test_latest_version_wins(store: Store) -> None:
     assert [s["span_id"] for s in turn["spans"]] == [span_of(101), span_of(102)]
 
 
+def test_verdict_history_survives_merges(store: Store) -> None:
+    write(store, Seed("t1", Outcome.REJECT, (finding(Kind.FABRICATED_IDENTIFIER),)))
+    write(store, Seed("t1", Outcome.PASS, (), version=2))
+    # Merging collapses `turns` to the latest version; the history must not go with it.
+    store._query("OPTIMIZE TABLE {db}.turns FINAL", {})
+    rows_left = store._query("SELECT count() AS n FROM {db}.turns", {})
+    assert rows_left == [{"n": 1}]
+    turn = store.get_turn(TENANT, "t1")
+    assert turn is not None
+    assert [(v["version"], v["verdict"]) for v in turn["versions"]] == [(1, "reject"), (2, "pass")]
+
+
 def test_get_turn_details(store: Store) -> None:
     ingest(store, spans(1, 2))
     seed = Seed(
