@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 
 from factledger.collector import otlp, rows
 from factledger.collector.metrics import Metrics
-from factledger.collector.store import Store
+from factledger.collector.store import Store, StoreError
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.assembler import AssembledTurn, TurnAssembler
 from factledger.processors.runner import ValidationRunner
@@ -38,6 +38,8 @@ _BATCH_SPANS = 5_000
 _ASSEMBLY_CHUNK = 500
 """Spans added between two looks for due turns, so a big batch never delays a verdict."""
 _MAX_OPEN_TURNS = 100_000
+_MAX_MODEL_LABELS = 200
+_MAX_LABEL_CHARS = 100
 _BATCH_SECONDS = 0.1
 _RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 
@@ -97,6 +99,7 @@ class Pipeline:
         self._ready = threading.Event()
         self._closed = False
         self._unassembled = 0  # spans stored but not yet added to the assembler
+        self._model_labels: set[str] = set()
         self._flush_requested = threading.Event()
         self._flushed = threading.Event()
         self._describe()
@@ -105,7 +108,9 @@ class Pipeline:
 
     @property
     def ready(self) -> bool:
-        return self._ready.is_set() and not self._closed
+        """Started, not closing, and both workers alive."""
+        alive = all(thread.is_alive() for thread in self._threads)
+        return self._ready.is_set() and not self._closed and alive
 
     def has_capacity(self) -> bool:
         return self._backlog < self._max_pending and not self._closed
@@ -189,22 +194,34 @@ class Pipeline:
 
     def _write_spans(self) -> None:
         while not self._stop.is_set():
-            batches = self._take_batches()
-            if not batches:
-                continue
-            spans = [s for b in batches for s in b.spans]
-            now_ms = int(time.time() * 1000)
-            span_rows = [rows.span_row(s, now_ms) for s in spans]
-            self._insert_with_retry("spans", self._store.insert_spans, span_rows)
-            self._metrics.inc("factledger_spans_stored_total", len(spans))
+            try:
+                self._write_span_batches()
+            except Exception:  # the writer must outlive any single batch
+                log.exception("span writer iteration failed")
+                self._metrics.inc("factledger_worker_errors_total", worker="span-writer")
+
+    def _write_span_batches(self) -> None:
+        batches = self._take_batches()
+        if not batches:
+            return
+        spans = [s for b in batches for s in b.spans]
+        now_ms = int(time.time() * 1000)
+        span_rows = [rows.span_row(s, now_ms) for s in spans]
+        if not self._insert("spans", self._store.insert_spans, span_rows):
+            # Stopping before the spans were stored: keep them in the write-ahead log
+            # (no release), so the next start stores them.
             with self._pending_lock:
-                # Counted as unassembled before they stop counting as pending, so that
-                # force_flush never sees a moment where they are in neither.
-                self._unassembled += len(spans)
                 self._pending -= len(spans)
-            self._wal.release(max(b.seq for b in batches))
-            if spans:
-                self._assembly.put(tuple(spans))
+            return
+        self._metrics.inc("factledger_spans_stored_total", len(spans))
+        with self._pending_lock:
+            # Counted as unassembled before they stop counting as pending, so that
+            # force_flush never sees a moment where they are in neither.
+            self._unassembled += len(spans)
+            self._pending -= len(spans)
+        self._wal.release(max(b.seq for b in batches))
+        if spans:
+            self._assembly.put(tuple(spans))
 
     def _take_batches(self) -> list[_Batch]:
         try:
@@ -229,8 +246,16 @@ class Pipeline:
                 spans = self._assembly.get(timeout=0.05)
             except queue.Empty:
                 spans = ()
-            for start in range(0, max(len(spans), 1), _ASSEMBLY_CHUNK):
-                chunk = spans[start : start + _ASSEMBLY_CHUNK]
+            try:
+                self._assemble_and_judge(spans)
+            except Exception:  # the processor must outlive any single batch
+                log.exception("turn processor iteration failed")
+                self._metrics.inc("factledger_worker_errors_total", worker="turn-processor")
+
+    def _assemble_and_judge(self, spans: tuple[SpanRecord, ...]) -> None:
+        for start in range(0, max(len(spans), 1), _ASSEMBLY_CHUNK):
+            chunk = spans[start : start + _ASSEMBLY_CHUNK]
+            try:
                 for span in chunk:
                     try:
                         self._assembler.add(span)
@@ -238,10 +263,13 @@ class Pipeline:
                         log.exception("assembling span %s failed", span.span_id)
                         self._metrics.inc("factledger_spans_dropped_total", reason="assembly_error")
                 self._judge_due(flush=False)
+            finally:
                 with self._pending_lock:
                     self._unassembled -= len(chunk)
-            flush = self._flush_requested.is_set()
+        flush = self._flush_requested.is_set()
+        try:
             self._judge_due(flush=flush)
+        finally:
             if flush:
                 self._flush_requested.clear()
                 self._flushed.set()
@@ -261,49 +289,98 @@ class Pipeline:
         turn_rows: list[list[object]] = []
         finding_rows: list[list[object]] = []
         for assembled in turns:
-            verdict = self._runner.validate(assembled.turn)
-            started = _datetime(assembled.started_at_ns)
-            turn_rows.append(
-                rows.turn_row(
-                    assembled.turn,
-                    verdict,
-                    version=assembled.version,
-                    started_at=started,
-                    ended_at=_datetime(assembled.ended_at_ns),
-                    validated_at=validated_at,
-                    span_ids=assembled.span_ids,
-                )
-            )
-            finding_rows.extend(
-                rows.finding_rows(
-                    assembled.turn, verdict, version=assembled.version, started_at=started
-                )
-            )
-            model = assembled.turn.model or "unknown"
-            self._metrics.inc(
-                "factledger_turns_validated_total", verdict=verdict.outcome.value, model=model
-            )
-            for f in verdict.findings:
-                self._metrics.inc("factledger_findings_total", kind=f.kind.value)
-        self._insert_with_retry("turns", self._store.insert_turns, turn_rows)
+            try:
+                self._judge_one(assembled, validated_at, turn_rows, finding_rows)
+            except Exception:  # one turn that cannot be shaped never costs its neighbours
+                log.exception("judging turn %s failed", assembled.turn.turn_id)
+                self._metrics.inc("factledger_turns_failed_total")
+        if turn_rows:
+            self._insert("turns", self._store.insert_turns, turn_rows)
         if finding_rows:
-            self._insert_with_retry("findings", self._store.insert_findings, finding_rows)
+            self._insert("findings", self._store.insert_findings, finding_rows)
 
-    def _insert_with_retry(
-        self, what: str, insert: Callable[[list[list[object]]], object], batch: list[list[object]]
+    def _judge_one(
+        self,
+        assembled: AssembledTurn,
+        validated_at: datetime,
+        turn_rows: list[list[object]],
+        finding_rows: list[list[object]],
     ) -> None:
+        verdict = self._runner.validate(assembled.turn)
+        started = _datetime(assembled.started_at_ns)
+        turn_rows.append(
+            rows.turn_row(
+                assembled.turn,
+                verdict,
+                version=assembled.version,
+                started_at=started,
+                ended_at=_datetime(assembled.ended_at_ns),
+                validated_at=validated_at,
+                span_ids=assembled.span_ids,
+            )
+        )
+        finding_rows.extend(
+            rows.finding_rows(
+                assembled.turn, verdict, version=assembled.version, started_at=started
+            )
+        )
+        self._metrics.inc(
+            "factledger_turns_validated_total",
+            verdict=verdict.outcome.value,
+            model=self._model_label(assembled.turn.model),
+        )
+        for f in verdict.findings:
+            self._metrics.inc("factledger_findings_total", kind=f.kind.value)
+
+    def _model_label(self, model: str) -> str:
+        """Model names come from clients: bound the label set a Prometheus scrape sees."""
+        label = (model or "unknown")[:_MAX_LABEL_CHARS]
+        if label in self._model_labels:
+            return label
+        if len(self._model_labels) >= _MAX_MODEL_LABELS:
+            return "other"
+        self._model_labels.add(label)
+        return label
+
+    def _insert(
+        self, what: str, insert: Callable[[list[list[object]]], object], batch: list[list[object]]
+    ) -> bool:
+        """Insert `batch`, waiting out a store that is unavailable. Rows the store refuses
+        for good (bad data) are found by halving the batch, dropped and counted, so one
+        bad row never blocks the rows around it. False only when stopping first."""
         attempt = 0
         while True:
             try:
                 insert(batch)
-                return
-            except Exception:
-                delay = _RETRY_SECONDS[min(attempt, len(_RETRY_SECONDS) - 1)]
-                log.exception("inserting %s failed; retrying in %.1fs", what, delay)
-                self._metrics.inc("factledger_store_errors_total", table=what)
-                attempt += 1
-                if self._stop.wait(delay):
-                    return
+                return True
+            except StoreError as exc:
+                if not exc.retryable:
+                    return self._split(what, insert, batch, exc)
+                error: Exception = exc
+            except Exception as exc:  # unknown failure: treat as transient, log it
+                error = exc
+            delay = _RETRY_SECONDS[min(attempt, len(_RETRY_SECONDS) - 1)]
+            log.warning("inserting %s failed (%s); retrying in %.1fs", what, error, delay)
+            self._metrics.inc("factledger_store_errors_total", table=what)
+            attempt += 1
+            if self._stop.wait(delay):
+                return False
+
+    def _split(
+        self,
+        what: str,
+        insert: Callable[[list[list[object]]], object],
+        batch: list[list[object]],
+        error: Exception,
+    ) -> bool:
+        if len(batch) == 1:
+            log.error("dropping a %s row the store refuses: %s", what, error)
+            self._metrics.inc("factledger_rows_dropped_total", table=what, reason="unstorable")
+            return True
+        middle = len(batch) // 2
+        return self._insert(what, insert, batch[:middle]) and self._insert(
+            what, insert, batch[middle:]
+        )
 
     def _describe(self) -> None:
         m = self._metrics

@@ -32,6 +32,7 @@ from factledger.processors.spans import SpanRecord
 router = APIRouter(tags=["ingest"])
 
 RETRY_AFTER_SECONDS = 2
+_DAY_NS = 86_400 * 1_000_000_000
 # google.rpc.Code for the Status body of each HTTP error status.
 _RPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 503: 14}
 
@@ -80,17 +81,27 @@ async def export_traces(request: Request) -> Response:
 def _within_retention(
     result: otlp.DecodeResult, retention_days: int, metrics: Metrics
 ) -> tuple[list[SpanRecord], int, str]:
-    """Spans the store would expire at once (older than the retention) are refused here,
-    counted and reported, rather than acknowledged and silently dropped by the TTL."""
-    cutoff = time.time_ns() - retention_days * 86_400 * 1_000_000_000
-    kept = [s for s in result.spans if s.start_time_unix_nano >= cutoff]
-    old = len(result.spans) - len(kept)
-    if not old:
+    """Spans the store would expire at once (older than the retention) or cannot place in
+    time (more than a day ahead) are refused here, counted and reported, rather than
+    acknowledged and then dropped by the TTL or refused by the store."""
+    now = time.time_ns()
+    cutoff = now - retention_days * _DAY_NS
+    horizon = now + _DAY_NS
+    kept = [s for s in result.spans if cutoff <= s.start_time_unix_nano <= horizon]
+    refused = len(result.spans) - len(kept)
+    if not refused:
         return kept, result.rejected, result.error_message
-    metrics.inc("factledger_spans_dropped_total", old, reason="older_than_retention")
-    note = f"{old} spans started before the {retention_days}-day retention and were not stored"
+    old = sum(1 for s in result.spans if s.start_time_unix_nano < cutoff)
+    notes = []
+    if old:
+        metrics.inc("factledger_spans_dropped_total", old, reason="older_than_retention")
+        notes.append(f"{old} spans started before the {retention_days}-day retention")
+    if refused - old:
+        metrics.inc("factledger_spans_dropped_total", refused - old, reason="start_in_the_future")
+        notes.append(f"{refused - old} spans start more than a day in the future")
+    note = "; ".join(notes) + "; they were not stored"
     message = f"{result.error_message}; {note}" if result.error_message else note
-    return kept, result.rejected + old, message
+    return kept, result.rejected + refused, message
 
 
 def _authorized(header: str, token: str) -> bool:

@@ -3,6 +3,7 @@ receiver is told to retry later; a restart replays the write-ahead log."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,21 @@ def test_restart_replays_what_was_acknowledged(store: Store, tmp_path: Path) -> 
     turns, total = store.list_turns("default")
     assert total == 1 and turns[0]["verdict"] == "reject"
     assert store.span_count("default") == len(spans)
+
+
+def test_a_row_the_store_refuses_is_dropped_and_its_neighbours_stored(
+    store: Store, tmp_path: Path
+) -> None:
+    metrics = Metrics()
+    body, _ = turn_request(3, hallucinate=False)
+    good = list(otlp.decode_request(body, otlp.JSON).spans)
+    poison = dataclasses.replace(
+        good[0], span_id="ffffffffffff0001", start_time_unix_nano=2**63 + 1
+    )
+    pipeline = _pipeline(store, tmp_path / "wal", metrics, max_pending=1000)
+    pipeline.start()
+    pipeline.submit(otlp.JSON, "default", body, [poison, *good])
+    assert pipeline.force_flush(60)
+    pipeline.shutdown()
+    assert store.span_count("default") == len(good)
+    assert metrics.value("factledger_rows_dropped_total", table="spans", reason="unstorable") == 1
