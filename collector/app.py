@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from fastapi import FastAPI, Request, Response
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import load_alert_config
@@ -21,7 +21,7 @@ from factledger.collector.api_alerts import router as alerts_router
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.receiver import router as receiver_router
-from factledger.collector.store import Store, StoreConfig
+from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
@@ -100,6 +100,18 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
         version="0.1.0",
         lifespan=lifespan,
     )
+    @app.exception_handler(ValueError)
+    async def unanswerable_query(request: Request, exc: ValueError) -> JSONResponse:
+        """A query the store refuses as asked (e.g. too many buckets): the caller's to fix."""
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(StoreError)
+    async def store_failed(request: Request, exc: StoreError) -> JSONResponse:
+        """503 while the store is unreachable (retry later), 500 for anything else."""
+        status = 503 if exc.retryable else 500
+        headers = {"Retry-After": "5"} if exc.retryable else None
+        return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
+
     app.include_router(receiver_router)
     app.include_router(api_router, prefix="/api/v1")
     app.include_router(alerts_router, prefix="/api/v1")

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from factledger.collector import otlp, rows
 from factledger.collector.metrics import Metrics
@@ -77,6 +77,8 @@ class Pipeline:
         max_wait_seconds: float = 60.0,
         max_pending_spans: int = 200_000,
         clock: Callable[[], float] = time.monotonic,
+        tenant: str = "default",
+        recovery_seconds: float = 3600.0,
     ) -> None:
         self._store = store
         self._wal = wal
@@ -84,6 +86,8 @@ class Pipeline:
         self._metrics = metrics
         self._clock = clock
         self._max_pending = max_pending_spans
+        self._tenant = tenant
+        self._recovery_seconds = recovery_seconds
         self._pending = 0
         self._pending_lock = threading.Lock()
         self._ingest: queue.Queue[_Batch] = queue.Queue()
@@ -100,6 +104,7 @@ class Pipeline:
         self._closed = False
         self._unassembled = 0  # spans stored but not yet added to the assembler
         self._model_labels: set[str] = set()
+        self._assembly_drops_seen: dict[str, int] = {}
         self._flush_requested = threading.Event()
         self._flushed = threading.Event()
         self._describe()
@@ -157,6 +162,7 @@ class Pipeline:
         if replayed:
             log.info("replayed %d spans from the write-ahead log", replayed)
             self._metrics.inc("factledger_wal_replayed_spans_total", replayed)
+        self._recover_open_turns()
         for target, name in (
             (self._write_spans, "span-writer"),
             (self._process_turns, "turn-processor"),
@@ -165,6 +171,27 @@ class Pipeline:
             thread.start()
             self._threads.append(thread)
         self._ready.set()
+
+    def _recover_open_turns(self) -> None:
+        """Turns in flight at the last stop: their spans were stored (so no longer in the
+        write-ahead log) but no verdict was. Read them back so they are judged."""
+        since = datetime.now(UTC) - timedelta(seconds=self._recovery_seconds)
+        try:
+            traces = self._store.open_traces(self._tenant, since)
+            stored = self._store.spans_for_traces(self._tenant, traces) if traces else []
+        except Exception:  # recovery is best effort; ingest must start regardless
+            log.exception("reading open turns back from the store failed")
+            return
+        spans = tuple(rows.span_from_row(row) for row in stored)
+        if not spans:
+            return
+        log.info(
+            "finishing %d open traces (%d spans) from before the restart", len(traces), len(spans)
+        )
+        self._metrics.inc("factledger_recovered_spans_total", len(spans))
+        with self._pending_lock:
+            self._unassembled += len(spans)
+        self._assembly.put(spans)
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop taking requests, store what is queued, judge open turns; idempotent."""
@@ -273,6 +300,16 @@ class Pipeline:
             if flush:
                 self._flush_requested.clear()
                 self._flushed.set()
+        self._count_assembly_drops()
+
+    def _count_assembly_drops(self) -> None:
+        """Carry the assembler's drop counts (duplicates, oversized groups, turns that
+        could not be built, ...) into /metrics."""
+        for reason, count in self._assembler.drops.items():
+            new = count - self._assembly_drops_seen.get(reason, 0)
+            if new > 0:
+                self._metrics.inc("factledger_assembly_drops_total", new, reason=reason)
+                self._assembly_drops_seen[reason] = count
 
     def _judge_due(self, *, flush: bool) -> None:
         due = self._assembler.flush_all() if flush else self._assembler.due()
@@ -389,6 +426,10 @@ class Pipeline:
         m.describe("factledger_spans_dropped_total", "Spans not accepted, by reason.")
         m.describe("factledger_turns_validated_total", "Turns judged, by verdict and model.")
         m.describe("factledger_findings_total", "Findings reported, by kind.")
+        m.describe(
+            "factledger_assembly_drops_total",
+            "Spans or turns turn assembly set aside, by reason (duplicate, group_full, ...).",
+        )
         m.gauge(
             "factledger_queue_spans", "Spans accepted but not yet stored.", lambda: self._pending
         )

@@ -14,7 +14,9 @@ short by a crash fails its length or checksum and ends the replay of that segmen
 was never acknowledged.
 
 Segments roll over at `segment_bytes`. `release(seq)` marks records up to `seq` as
-stored; whole segments below that mark and older than `retain_seconds` are deleted.
+stored and persists the mark (a small file, replaced atomically), so a restart replays
+only what was acknowledged but not yet stored; whole segments below the mark and older
+than `retain_seconds` are deleted.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 _MAGIC = b"FL"
 _HEADER = struct.Struct("<2sIIQ")
 _SEGMENT_GLOB = "segment-*.wal"
+_RELEASED_FILE = "released"
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ class WriteAheadLog:
         self._fd: int | None = None
         self._path: Path | None = None
         self._segment_size = 0
-        self._released = 0
+        self._released = _read_mark(directory / _RELEASED_FILE)
         self._closed = False
 
     @property
@@ -96,15 +99,25 @@ class WriteAheadLog:
             self._segment_last[self._path] = self._seq
             return self._seq
 
-    def replay(self) -> Iterator[WalRecord]:
-        """Every intact record on disk, oldest first (call before appending new ones)."""
+    @property
+    def released(self) -> int:
+        """The highest sequence number known to be stored."""
+        return self._released
+
+    def replay(self, *, include_released: bool = False) -> Iterator[WalRecord]:
+        """Intact records on disk not yet released, oldest first (call before appending
+        new ones); with `include_released`, every record still on disk."""
         for path in self._segments():
-            yield from _read_segment(path)
+            for record in _read_segment(path):
+                if include_released or record.seq > self._released:
+                    yield record
 
     def release(self, seq: int) -> None:
         """Records up to `seq` are stored; drop whole segments that are old enough."""
         with self._lock:
-            self._released = max(self._released, seq)
+            if seq > self._released:
+                self._released = seq
+                _write_mark(self.directory / _RELEASED_FILE, seq)
             cutoff = time.time() - self._retain_seconds
             for path, last in list(self._segment_last.items()):
                 if path == self._path or last > self._released:
@@ -154,3 +167,16 @@ def _last_seq_of(path: Path) -> int | None:
     for record in _read_segment(path):
         last = record.seq
     return last
+
+
+def _read_mark(path: Path) -> int:
+    try:
+        return int(path.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0  # no mark (or a torn one): replay everything on disk, which is safe
+
+
+def _write_mark(path: Path, seq: int) -> None:
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(str(seq))
+    os.replace(temporary, path)

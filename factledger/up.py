@@ -51,15 +51,17 @@ def run_up(
     if not _wait_ready(base, thread):
         print("factledger: the service did not start; see the log above", file=sys.stderr)
         return 1
+    # SIGTERM (a service manager, `kill`) stops like Ctrl-C, so the dashboard process is
+    # stopped too rather than left behind: installed before the dashboard starts.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     dashboard_log = settings.data_dir / "dashboard.log"
     log_file = dashboard_log.open("ab") if dashboard_port else None
-    dashboard = start_dashboard(base, port=dashboard_port, output=log_file) if log_file else None
+    dashboard = None
     stopping = threading.Event()
-    # SIGTERM (a service manager, `kill`) stops like Ctrl-C, so the dashboard process is
-    # stopped too rather than left behind.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        if log_file is not None:
+            dashboard = start_dashboard(base, port=dashboard_port, output=log_file)
         if demo_turns:
             threading.Thread(
                 target=_demo,
@@ -81,7 +83,9 @@ def run_up(
         if log_file is not None:
             log_file.close()
         server.should_exit = True
-        thread.join(30)
+        # The service's own shutdown is bounded (flush, worker joins, alert delivery);
+        # waiting for it lets open turns be judged and the store close cleanly.
+        thread.join()
     return 0
 
 

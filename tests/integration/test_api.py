@@ -92,3 +92,11 @@ def test_openapi_health_and_closing_pipeline(client: TestClient) -> None:
     assert response.status_code == 503
     assert response.headers["Retry-After"]
     assert client.get("/readyz").status_code == 503
+
+
+def test_a_query_the_store_refuses_is_a_422_not_a_500(client: TestClient) -> None:
+    response = client.get(
+        "/api/v1/stats/reject-rate", params={"bucket": "1m", "since": "2020-01-01T00:00:00Z"}
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"]

@@ -48,10 +48,11 @@ def test_segments_roll_over_and_released_old_ones_are_deleted(tmp_path: Path) ->
         wal.append("application/json", "default", b"x" * 100 + bytes([i]))
     assert len(list(tmp_path.glob("segment-*.wal"))) == 10
     wal.release(5)
-    remaining = sorted(r.seq for r in wal.replay())
+    remaining = sorted(r.seq for r in wal.replay(include_released=True))
     assert remaining == [6, 7, 8, 9, 10]
     wal.release(10)
-    assert [r.seq for r in wal.replay()] == [10]  # the open segment is kept
+    assert [r.seq for r in wal.replay(include_released=True)] == [10]  # the open segment
+    assert list(wal.replay()) == []
     wal.close()
     wal.close()
 
@@ -62,3 +63,15 @@ def test_unreleased_segments_are_kept(tmp_path: Path) -> None:
         wal.append("application/json", "default", b"y" * 60)
     wal.release(0)
     assert len(list(wal.replay())) == 4
+
+
+def test_a_restart_replays_only_what_was_not_stored(tmp_path: Path) -> None:
+    wal = WriteAheadLog(tmp_path)
+    for i in range(4):
+        wal.append("application/json", "default", f"r{i}".encode())
+    wal.release(2)
+    wal.close()  # a crash: records 3 and 4 were acknowledged but not stored
+    reopened = WriteAheadLog(tmp_path)
+    assert reopened.released == 2
+    assert [r.body for r in reopened.replay()] == [b"r2", b"r3"]
+    assert len(list(reopened.replay(include_released=True))) == 4
