@@ -100,6 +100,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
         version="0.1.0",
         lifespan=lifespan,
     )
+
     @app.exception_handler(ValueError)
     async def unanswerable_query(request: Request, exc: ValueError) -> JSONResponse:
         """A query the store refuses as asked (e.g. too many buckets): the caller's to fix."""
