@@ -1,0 +1,177 @@
+"""docker-compose.yml, the Dockerfile and the Collector configs agree with the code:
+ports, environment variable names, the store DSN, health endpoints, CLI subcommands and
+the load balancer's route to every replica. Nothing here runs Docker."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from fastapi.routing import APIRoute
+
+from factledger.cli import _parser
+from factledger.collector.app import create_app
+from factledger.collector.store import StoreConfig
+from factledger.settings import DEFAULT_PORT, ServiceSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES: dict[str, Any] = COMPOSE["services"]
+DOCKERFILE = (ROOT / "Dockerfile").read_text()
+SETTINGS_SOURCE = (ROOT / "factledger" / "settings.py").read_text()
+FACTLEDGER_SERVICES = ["factledger", "factledger-1", "factledger-2"]
+ROUTES = {
+    route.path
+    for route in create_app(ServiceSettings()).routes
+    if isinstance(route, APIRoute) and "GET" in (route.methods or ())
+}
+
+
+def _substituted(value: str) -> str:
+    """Compose's `${VAR:-default}` with VAR unset."""
+    return re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", value)
+
+
+def _env(service: str) -> dict[str, str]:
+    env = SERVICES[service].get("environment", {})
+    return {key: _substituted(str(value)) for key, value in env.items()}
+
+
+def _container_ports(service: str) -> set[int]:
+    return {int(str(p).rsplit(":", 1)[1]) for p in SERVICES[service].get("ports", [])}
+
+
+def _dockerfile_final_stage() -> list[str]:
+    joined = DOCKERFILE.replace("\\\n", " ")
+    lines = [line.strip() for line in joined.splitlines() if line.strip()]
+    starts = [i for i, line in enumerate(lines) if line.startswith("FROM ")]
+    return lines[starts[-1] :]
+
+
+def _instruction(stage: list[str], name: str) -> list[str]:
+    return [line[len(name) + 1 :].strip() for line in stage if line.startswith(name + " ")]
+
+
+def _health_url(test: list[str]) -> str:
+    found = re.search(r"https?://[^'\" ]+", " ".join(test))
+    assert found, test
+    return found.group(0)
+
+
+def _dashboard_default_port() -> int:
+    port: int = _parser().parse_args(["dashboard"]).port
+    return port
+
+
+@pytest.mark.parametrize("service", FACTLEDGER_SERVICES)
+def test_service_environment_is_what_the_settings_read(service: str) -> None:
+    env = _env(service)
+    for name in env:
+        assert f'"{name}"' in SETTINGS_SOURCE, f"{name} is not read by factledger/settings.py"
+    settings = ServiceSettings.from_env(env)
+    StoreConfig(dsn=settings.dsn, database=settings.database)
+    dsn = urlsplit(settings.dsn)
+    assert dsn.scheme == "http"
+    assert dsn.hostname in SERVICES and dsn.port in _container_ports(dsn.hostname or "")
+
+
+@pytest.mark.parametrize("service", FACTLEDGER_SERVICES)
+def test_service_command_binds_all_interfaces_on_the_default_port(service: str) -> None:
+    args = _parser().parse_args(SERVICES[service]["command"])
+    assert args.handler.__name__ == "_cmd_serve"
+    assert args.host == "0.0.0.0"
+    assert args.port in (None, DEFAULT_PORT)
+    assert _container_ports(service) <= {DEFAULT_PORT}
+
+
+@pytest.mark.parametrize("service", FACTLEDGER_SERVICES)
+def test_service_health_check_is_an_app_route(service: str) -> None:
+    url = urlsplit(_health_url(SERVICES[service]["healthcheck"]["test"]))
+    assert url.port == DEFAULT_PORT
+    assert url.path in ROUTES
+
+
+def test_dashboard_command_parses_and_points_at_the_service() -> None:
+    dashboard = SERVICES["dashboard"]
+    args = _parser().parse_args(dashboard["command"])
+    assert args.handler.__name__ == "_cmd_dashboard"
+    assert args.port == _dashboard_default_port()
+    assert _container_ports("dashboard") == {args.port}
+    assert args.host == "0.0.0.0"
+    api = urlsplit(args.api)
+    assert api.hostname in SERVICES and api.port == DEFAULT_PORT
+    assert urlsplit(_health_url(dashboard["healthcheck"]["test"])).port == args.port
+
+
+def test_clickhouse_is_pinned_persistent_and_health_checked() -> None:
+    clickhouse = SERVICES["clickhouse"]
+    image, _, tag = clickhouse["image"].partition(":")
+    assert image == "clickhouse/clickhouse-server" and re.fullmatch(r"\d+\.\d+(\.\d+)*", tag)
+    assert any(v.endswith(":/var/lib/clickhouse") for v in clickhouse["volumes"])
+    assert urlsplit(_health_url(clickhouse["healthcheck"]["test"])).path == "/ping"
+    password = _substituted(clickhouse["environment"]["CLICKHOUSE_PASSWORD"])
+    assert urlsplit(ServiceSettings.from_env(_env("factledger")).dsn).password == password
+
+
+@pytest.mark.parametrize("service", sorted(SERVICES))
+def test_every_image_is_pinned(service: str) -> None:
+    image = SERVICES[service]["image"]
+    assert ":" in image and not image.endswith(":latest")
+
+
+def test_dockerfile_final_stage_is_slim_and_unprivileged() -> None:
+    stage = _dockerfile_final_stage()
+    assert stage[0] == "FROM python:3.11-slim"
+    assert not any("build-essential" in line or "gcc" in line for line in stage)
+    assert _instruction(stage, "USER") and _instruction(stage, "USER")[-1] not in ("root", "0")
+    exposed = {int(p) for line in _instruction(stage, "EXPOSE") for p in line.split()}
+    assert exposed == {DEFAULT_PORT, _dashboard_default_port()}
+
+
+def test_dockerfile_entrypoint_and_command_are_the_cli() -> None:
+    stage = _dockerfile_final_stage()
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    (entrypoint,) = (yaml.safe_load(x) for x in _instruction(stage, "ENTRYPOINT"))
+    assert entrypoint == ["factledger"] and "factledger" in scripts
+    (command,) = (yaml.safe_load(x) for x in _instruction(stage, "CMD"))
+    assert _parser().parse_args(command).host == "0.0.0.0"
+    (health,) = _instruction(stage, "HEALTHCHECK")
+    url = urlsplit(_health_url(shlex.split(health)))
+    assert url.port == DEFAULT_PORT and url.path in ROUTES
+
+
+def _mounted_config(service: str) -> dict[str, Any]:
+    (config_arg,) = SERVICES[service]["command"]
+    target = config_arg.removeprefix("--config=")
+    (volume,) = (v for v in SERVICES[service]["volumes"] if v.split(":")[1] == target)
+    loaded: dict[str, Any] = yaml.safe_load((ROOT / volume.split(":")[0]).read_text())
+    return loaded
+
+
+def _grpc_port(config: dict[str, Any]) -> int:
+    return int(config["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"].rsplit(":", 1)[1])
+
+
+def test_load_balancer_routes_by_trace_id_to_one_relay_per_replica() -> None:
+    config = _mounted_config("otel-collector")
+    exporter = config["exporters"]["loadbalancing"]
+    assert exporter["routing_key"] == "traceID"
+    assert config["service"]["pipelines"]["traces"]["exporters"] == ["loadbalancing"]
+    replicas = []
+    for hostname in exporter["resolver"]["static"]["hostnames"]:
+        relay, port = hostname.rsplit(":", 1)
+        assert "scale" in SERVICES[relay]["profiles"]
+        relay_config = _mounted_config(relay)
+        assert int(port) == _grpc_port(relay_config)
+        assert relay_config["exporters"]["otlphttp"]["endpoint"] == "${env:FACTLEDGER_ENDPOINT}"
+        target = urlsplit(_env(relay)["FACTLEDGER_ENDPOINT"])
+        assert target.hostname in FACTLEDGER_SERVICES and target.port == DEFAULT_PORT
+        assert "scale" in SERVICES[target.hostname or ""]["profiles"]
+        replicas.append(target.hostname)
+    assert sorted(replicas) == ["factledger-1", "factledger-2"]
