@@ -196,18 +196,7 @@ def is_grounded(identifier: Identifier, haystack_lower: str) -> bool:
 
 def _sha_grounded(token: str, haystack: str) -> bool:
     # The token is (a prefix of) a hex run in the haystack.
-    if _bounded_start_in(token, haystack):
+    if contains_token(haystack, token, bounded_end=False):
         return True
     # A hex run in the haystack (10+ chars) is a prefix of the token.
     return any(contains_token(haystack, token[:k]) for k in range(len(token) - 1, 9, -1))
-
-
-def _bounded_start_in(token: str, haystack: str) -> bool:
-    """Substring match with an alphanumeric boundary before it (the run may continue)."""
-    start = haystack.find(token)
-    while start != -1:
-        before = haystack[start - 1] if start > 0 else " "
-        if not before.isalnum():
-            return True
-        start = haystack.find(token, start + 1)
-    return False

@@ -59,21 +59,6 @@ def lowered(text: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
-def sentence_at(sents: list[Sentence], position: int) -> Sentence | None:
-    """The sentence containing `position` (binary search over sorted sentences)."""
-    lo, hi = 0, len(sents) - 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        s = sents[mid]
-        if position < s.start:
-            hi = mid - 1
-        elif position >= s.end:
-            lo = mid + 1
-        else:
-            return s
-    return None
-
-
 _CLAUSE_BREAK = re.compile(r"[,;:—–()\[\]\n]|\s-\s|，|：|、|\bbut\b|\baber\b|但是?|\bwhile\b")
 
 
@@ -122,13 +107,14 @@ def is_question(sentence: str) -> bool:
     return stripped.endswith(("?", "？", "吗", "吗。")) or stripped.endswith("吗？")
 
 
-def contains_token(haystack: str, token: str) -> bool:
-    """`token` occurs in `haystack` with no letter or digit right before or after it."""
+def contains_token(haystack: str, token: str, *, bounded_end: bool = True) -> bool:
+    """`token` occurs in `haystack` with no letter or digit right before it, nor right
+    after it unless `bounded_end` is False (then the match may be a prefix of a run)."""
     start = haystack.find(token)
     while start != -1:
         end = start + len(token)
         before = haystack[start - 1] if start > 0 else " "
-        after = haystack[end] if end < len(haystack) else " "
+        after = haystack[end] if bounded_end and end < len(haystack) else " "
         if not before.isalnum() and not after.isalnum():
             return True
         start = haystack.find(token, start + 1)
