@@ -4,14 +4,21 @@
                                                                │
                                                                ▼
                                           assembly queue ──▶ turn processor
+                                                               │  (judge worker process)
                                                                ├─ TurnAssembler
                                                                ├─ validators
                                                                └─▶ store.turns / findings
 
 `submit` returns as soon as the request is in the write-ahead log: ingest never waits
 for storage or validation. Queues are bounded by the number of spans accepted but not
-yet stored; past it `submit` refuses (the receiver answers 503 with Retry-After). A
+yet assembled; past it `submit` refuses (the receiver answers 503 with Retry-After). A
 failed insert is retried, never dropped: those spans were acknowledged.
+
+Assembly and validation (`collector.judging.TurnJudge`) run in a worker process by
+default (`collector.judge_worker`), so they do not share the GIL with receiving and
+storing; this process keeps every store access and inserts the rows the worker sends
+back. A worker that dies is restarted, and the turns it held are read back from the
+store (spans stored, no turn row) and judged, as after a restart of the service.
 """
 
 from __future__ import annotations
@@ -25,10 +32,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from factledger.collector import otlp, rows
+from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied
+from factledger.collector.judging import Judged, TurnJudge
 from factledger.collector.metrics import Metrics
 from factledger.collector.store import Store, StoreError
 from factledger.collector.wal import WriteAheadLog
-from factledger.processors.assembler import AssembledTurn, TurnAssembler
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -37,15 +45,11 @@ log = logging.getLogger("factledger.pipeline")
 _BATCH_SPANS = 5_000
 _ASSEMBLY_CHUNK = 500
 """Spans added between two looks for due turns, so a big batch never delays a verdict."""
-_MAX_OPEN_TURNS = 100_000
-_MAX_MODEL_LABELS = 200
-_MAX_LABEL_CHARS = 100
 _BATCH_SECONDS = 0.1
 _RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
-
-
-def _datetime(unix_nano: int) -> datetime:
-    return datetime.fromtimestamp(unix_nano / 1e9, UTC)
+_RESTART_SECONDS = (0.0, 1.0, 2.0, 5.0, 10.0, 30.0)
+"""Waits before restarting a judge worker that died again and again (a crash loop)."""
+_RECEIVE_SECONDS = 0.02
 
 
 class PipelineFull(Exception):
@@ -63,8 +67,13 @@ class _Batch:
 
 
 class Pipeline:
-    """Owns the queues and the two worker threads. `start()` replays the write-ahead log
-    before workers run; `shutdown()` drains what it can and is safe to call twice."""
+    """Owns the queues and the two worker threads (and the judge worker process).
+    `start()` replays the write-ahead log before workers run; `shutdown()` drains what it
+    can and is safe to call twice.
+
+    With `judge_in_process=False` turns are judged in the turn-processor thread instead of
+    a worker process (the only mode where `clock` reaches the turn assembler; a worker
+    process keeps its own monotonic clock)."""
 
     def __init__(
         self,
@@ -79,10 +88,10 @@ class Pipeline:
         clock: Callable[[], float] = time.monotonic,
         tenant: str = "default",
         recovery_seconds: float = 3600.0,
+        judge_in_process: bool = True,
     ) -> None:
         self._store = store
         self._wal = wal
-        self._runner = runner
         self._metrics = metrics
         self._clock = clock
         self._max_pending = max_pending_spans
@@ -92,20 +101,28 @@ class Pipeline:
         self._pending_lock = threading.Lock()
         self._ingest: queue.Queue[_Batch] = queue.Queue()
         self._assembly: queue.Queue[tuple[SpanRecord, ...]] = queue.Queue(maxsize=10_000)
-        self._assembler = TurnAssembler(
-            clock,
-            grace_seconds=grace_seconds,
-            max_wait_seconds=max_wait_seconds,
-            max_open_turns=_MAX_OPEN_TURNS,
-        )
+        self._judge: TurnJudge | None = None
+        self._worker_config: WorkerConfig | None = None
+        if judge_in_process:
+            self._worker_config = WorkerConfig(runner, grace_seconds, max_wait_seconds)
+        else:
+            self._judge = TurnJudge(
+                runner,
+                grace_seconds=grace_seconds,
+                max_wait_seconds=max_wait_seconds,
+                clock=clock,
+            )
+        self._worker: JudgeWorker | None = None
+        self._worker_failures = 0
+        self._restart_at = 0.0
+        self._open_turns = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._ready = threading.Event()
         self._closed = False
         self._unassembled = 0  # spans stored but not yet added to the assembler
-        self._model_labels: set[str] = set()
-        self._assembly_drops_seen: dict[str, int] = {}
         self._flush_requested = threading.Event()
+        self._flush_sent = False
         self._flushed = threading.Event()
         self._describe()
 
@@ -113,9 +130,12 @@ class Pipeline:
 
     @property
     def ready(self) -> bool:
-        """Started, not closing, and both workers alive."""
+        """Started, not closing, both worker threads alive and, when turns are judged in
+        a worker process, that process alive (False while it is being restarted)."""
         alive = all(thread.is_alive() for thread in self._threads)
-        return self._ready.is_set() and not self._closed and alive
+        worker = self._worker
+        judging = self._worker_config is None or (worker is not None and worker.alive)
+        return self._ready.is_set() and not self._closed and alive and judging
 
     def has_capacity(self) -> bool:
         return self._backlog < self._max_pending and not self._closed
@@ -163,6 +183,8 @@ class Pipeline:
             log.info("replayed %d spans from the write-ahead log", replayed)
             self._metrics.inc("factledger_wal_replayed_spans_total", replayed)
         self._recover_open_turns()
+        if self._worker_config is not None:
+            self._worker = self._start_worker(self._worker_config)
         for target, name in (
             (self._write_spans, "span-writer"),
             (self._process_turns, "turn-processor"),
@@ -268,116 +290,124 @@ class Pipeline:
         return batches
 
     def _process_turns(self) -> None:
-        while not self._stop.is_set():
-            try:
-                spans = self._assembly.get(timeout=0.05)
-            except queue.Empty:
-                spans = ()
-            try:
-                self._assemble_and_judge(spans)
-            except Exception:  # the processor must outlive any single batch
-                log.exception("turn processor iteration failed")
-                self._metrics.inc("factledger_worker_errors_total", worker="turn-processor")
-
-    def _assemble_and_judge(self, spans: tuple[SpanRecord, ...]) -> None:
-        for start in range(0, max(len(spans), 1), _ASSEMBLY_CHUNK):
-            chunk = spans[start : start + _ASSEMBLY_CHUNK]
-            try:
-                for span in chunk:
-                    try:
-                        self._assembler.add(span)
-                    except Exception:  # one bad span never takes the processor down
-                        log.exception("assembling span %s failed", span.span_id)
-                        self._metrics.inc("factledger_spans_dropped_total", reason="assembly_error")
-                self._judge_due(flush=False)
-            finally:
-                with self._pending_lock:
-                    self._unassembled -= len(chunk)
-        flush = self._flush_requested.is_set()
         try:
-            self._judge_due(flush=flush)
+            while not self._stop.is_set():
+                try:
+                    if self._judge is not None:
+                        self._judge_here(self._judge)
+                    else:
+                        self._judge_in_worker()
+                except Exception:  # the processor must outlive any single batch
+                    log.exception("turn processor iteration failed")
+                    self._metrics.inc("factledger_worker_errors_total", worker="turn-processor")
         finally:
-            if flush:
-                self._flush_requested.clear()
-                self._flushed.set()
-        self._count_assembly_drops()
+            if self._worker is not None:
+                self._worker.stop()
 
-    def _count_assembly_drops(self) -> None:
-        """Carry the assembler's drop counts (duplicates, oversized groups, turns that
-        could not be built, ...) into /metrics."""
-        for reason, count in self._assembler.drops.items():
-            new = count - self._assembly_drops_seen.get(reason, 0)
-            if new > 0:
-                self._metrics.inc("factledger_assembly_drops_total", new, reason=reason)
-                self._assembly_drops_seen[reason] = count
+    def _judge_here(self, judge: TurnJudge) -> None:
+        """One round of the in-thread mode: assemble what was stored, judge what is due."""
+        try:
+            spans = self._assembly.get(timeout=0.05)
+        except queue.Empty:
+            spans = ()
+        for start in range(0, max(len(spans), 1), _ASSEMBLY_CHUNK):
+            self._apply(judge.judge(spans[start : start + _ASSEMBLY_CHUNK]))
+        if self._flush_requested.is_set():
+            self._apply(judge.judge((), flush=True))
 
-    def _judge_due(self, *, flush: bool) -> None:
-        due = self._assembler.flush_all() if flush else self._assembler.due()
-        if not due:
+    def _judge_in_worker(self) -> None:
+        """One round of the worker-process mode: send what was stored, insert what came
+        back; restart the worker when it died."""
+        worker = self._live_worker()
+        if worker is None:  # waiting to restart it
+            self._stop.wait(0.1)
             return
         try:
-            self._judge(due)
-        except Exception:
-            log.exception("judging %d turns failed", len(due))
-            self._metrics.inc("factledger_turns_failed_total", len(due))
+            self._feed(worker)
+            for judged in worker.receive(_RECEIVE_SECONDS):
+                self._apply(judged)
+        except WorkerDied as exc:
+            self._worker_died(worker, str(exc))
 
-    def _judge(self, turns: Sequence[AssembledTurn]) -> None:
-        validated_at = datetime.now(UTC)
-        turn_rows: list[list[object]] = []
-        finding_rows: list[list[object]] = []
-        for assembled in turns:
+    def _feed(self, worker: JudgeWorker) -> None:
+        while True:
             try:
-                self._judge_one(assembled, validated_at, turn_rows, finding_rows)
-            except Exception:  # one turn that cannot be shaped never costs its neighbours
-                log.exception("judging turn %s failed", assembled.turn.turn_id)
-                self._metrics.inc("factledger_turns_failed_total")
-        if turn_rows:
-            self._insert("turns", self._store.insert_turns, turn_rows)
-        if finding_rows:
-            self._insert("findings", self._store.insert_findings, finding_rows)
+                spans = self._assembly.get_nowait()
+            except queue.Empty:
+                break
+            for start in range(0, len(spans), _ASSEMBLY_CHUNK):
+                worker.send(spans[start : start + _ASSEMBLY_CHUNK])
+        if self._flush_requested.is_set() and not self._flush_sent:
+            worker.request_flush()  # after every span sent: it answers after them
+            self._flush_sent = True
 
-    def _judge_one(
-        self,
-        assembled: AssembledTurn,
-        validated_at: datetime,
-        turn_rows: list[list[object]],
-        finding_rows: list[list[object]],
-    ) -> None:
-        verdict = self._runner.validate(assembled.turn)
-        started = _datetime(assembled.started_at_ns)
-        turn_rows.append(
-            rows.turn_row(
-                assembled.turn,
-                verdict,
-                version=assembled.version,
-                started_at=started,
-                ended_at=_datetime(assembled.ended_at_ns),
-                validated_at=validated_at,
-                span_ids=assembled.span_ids,
-            )
-        )
-        finding_rows.extend(
-            rows.finding_rows(
-                assembled.turn, verdict, version=assembled.version, started_at=started
-            )
-        )
-        self._metrics.inc(
-            "factledger_turns_validated_total",
-            verdict=verdict.outcome.value,
-            model=self._model_label(assembled.turn.model),
-        )
-        for f in verdict.findings:
-            self._metrics.inc("factledger_findings_total", kind=f.kind.value)
+    def _apply(self, judged: Judged) -> None:
+        """Store a judging result's rows and count it; only then do its spans stop
+        counting as unassembled (force_flush waits for that)."""
+        try:
+            if judged.turn_rows:
+                self._insert("turns", self._store.insert_turns, judged.turn_rows)
+            if judged.finding_rows:
+                self._insert("findings", self._store.insert_findings, judged.finding_rows)
+            for count in judged.counts:
+                self._metrics.inc(count.name, count.amount, **dict(count.labels))
+        finally:
+            with self._pending_lock:
+                self._unassembled -= judged.assembled
+            self._open_turns = judged.open_turns
+            if judged.flushed:
+                self._flush_sent = False
+                self._flush_requested.clear()
+                self._flushed.set()
 
-    def _model_label(self, model: str) -> str:
-        """Model names come from clients: bound the label set a Prometheus scrape sees."""
-        label = (model or "unknown")[:_MAX_LABEL_CHARS]
-        if label in self._model_labels:
-            return label
-        if len(self._model_labels) >= _MAX_MODEL_LABELS:
-            return "other"
-        self._model_labels.add(label)
-        return label
+    # --- the judge worker process -----------------------------------------------------
+
+    def _start_worker(self, config: WorkerConfig) -> JudgeWorker | None:
+        worker = JudgeWorker(config)
+        try:
+            worker.start()
+        except WorkerDied:
+            log.exception("starting the judge worker failed")
+            self._worker_failures += 1
+            delay = _RESTART_SECONDS[min(self._worker_failures, len(_RESTART_SECONDS) - 1)]
+            self._restart_at = time.monotonic() + delay
+            return None
+        return worker
+
+    def _live_worker(self) -> JudgeWorker | None:
+        """The running worker; a new one (after recovering the turns the old one held)
+        when it died, None while waiting before the next attempt."""
+        worker = self._worker
+        if worker is not None and worker.alive:
+            return worker
+        if worker is not None:
+            self._worker_died(worker, f"exit code {worker.exitcode}")
+        config = self._worker_config
+        if config is None or time.monotonic() < self._restart_at:
+            return None
+        self._worker = self._start_worker(config)
+        if self._worker is not None:
+            # The turns the dead worker held: their spans are stored, their verdicts
+            # are not. Read them back (after any that were still queued: duplicates
+            # are ignored by the assembler) and ask for a pending flush again.
+            self._recover_open_turns()
+            self._flush_sent = False
+        return self._worker
+
+    def _worker_died(self, worker: JudgeWorker, reason: str) -> None:
+        log.error("the judge worker (pid %s) died: %s; restarting it", worker.pid, reason)
+        self._metrics.inc("factledger_judge_worker_restarts_total")
+        worker.stop(0)
+        with self._pending_lock:
+            # Spans sent and not reported back are lost with the worker; those whose
+            # turns have no verdict are recovered from the store when it restarts.
+            self._unassembled -= worker.inflight
+        worker.inflight = 0
+        self._open_turns = 0
+        self._worker = None
+        self._worker_failures += 1
+        delay = _RESTART_SECONDS[min(self._worker_failures - 1, len(_RESTART_SECONDS) - 1)]
+        self._restart_at = time.monotonic() + delay
 
     def _insert(
         self, what: str, insert: Callable[[list[list[object]]], object], batch: list[list[object]]
@@ -438,6 +468,11 @@ class Pipeline:
             "Spans stored but not yet assembled into turns.",
             lambda: self._unassembled,
         )
-        m.gauge(
-            "factledger_open_turns", "Turns being assembled.", lambda: self._assembler.open_count
+        m.gauge("factledger_open_turns", "Turns being assembled.", self._open_turn_count)
+        m.describe(
+            "factledger_judge_worker_restarts_total",
+            "Times the judge worker process died and was restarted.",
         )
+
+    def _open_turn_count(self) -> int:
+        return self._judge.open_turns if self._judge is not None else self._open_turns

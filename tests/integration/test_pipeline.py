@@ -1,5 +1,6 @@
 """The pipeline's bounds: accepted-but-unstored spans are capped, and past the cap the
-receiver is told to retry later; a restart replays the write-ahead log."""
+receiver is told to retry later; a restart replays the write-ahead log. Turns are judged
+alike in a worker process (the default) and in the pipeline's own thread."""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ import pytest
 from factledger.collector import otlp
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline, PipelineFull
-from factledger.collector.store import Store
+from factledger.collector.store import Store, StoreConfig
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from tests.integration.otlp_turns import turn_request
 
+MODES = pytest.mark.parametrize("in_process", [True, False], ids=["worker-process", "thread"])
 
-def _pipeline(store: Store, wal_dir: Path, metrics: Metrics, max_pending: int) -> Pipeline:
+
+def _pipeline(
+    store: Store, wal_dir: Path, metrics: Metrics, max_pending: int, in_process: bool = True
+) -> Pipeline:
     return Pipeline(
         store,
         WriteAheadLog(wal_dir),
@@ -26,6 +31,7 @@ def _pipeline(store: Store, wal_dir: Path, metrics: Metrics, max_pending: int) -
         grace_seconds=0.1,
         max_wait_seconds=2,
         max_pending_spans=max_pending,
+        judge_in_process=in_process,
     )
 
 
@@ -41,13 +47,16 @@ def test_pending_spans_are_bounded_and_drops_counted(store: Store, tmp_path: Pat
     assert metrics.value("factledger_spans_dropped_total", reason="queue_full") == len(spans)
 
 
-def test_restart_replays_what_was_acknowledged(store: Store, tmp_path: Path) -> None:
+@MODES
+def test_restart_replays_what_was_acknowledged(
+    store: Store, tmp_path: Path, in_process: bool
+) -> None:
     body, _ = turn_request(2, hallucinate=True)
     spans = otlp.decode_request(body, otlp.JSON).spans
     crashed = _pipeline(store, tmp_path / "wal", Metrics(), max_pending=1000)
     crashed.submit(otlp.JSON, "default", body, spans)  # acknowledged, never processed
 
-    restarted = _pipeline(store, tmp_path / "wal", Metrics(), max_pending=1000)
+    restarted = _pipeline(store, tmp_path / "wal", Metrics(), 1000, in_process)
     restarted.start()
     assert restarted.force_flush(30, judge_open_turns=True)
     restarted.shutdown()
@@ -74,8 +83,9 @@ def test_a_row_the_store_refuses_is_dropped_and_its_neighbours_stored(
     assert metrics.value("factledger_rows_dropped_total", table="spans", reason="unstorable") == 1
 
 
+@MODES
 def test_turns_stored_but_not_judged_are_finished_after_a_restart(
-    store: Store, tmp_path: Path
+    store: Store, tmp_path: Path, in_process: bool
 ) -> None:
     body, _ = turn_request(4, hallucinate=True)
     spans = otlp.decode_request(body, otlp.JSON).spans
@@ -86,6 +96,7 @@ def test_turns_stored_but_not_judged_are_finished_after_a_restart(
         Metrics(),
         grace_seconds=3600,
         max_wait_seconds=7200,  # it would judge only much later
+        judge_in_process=in_process,
     )
     first.start()
     first.submit(otlp.JSON, "default", body, spans)
@@ -93,10 +104,55 @@ def test_turns_stored_but_not_judged_are_finished_after_a_restart(
     assert store.span_count("default") == len(spans)
     assert store.list_turns("default") == ([], 0)
 
-    second = _pipeline(store, tmp_path / "wal", Metrics(), max_pending=1000)
+    first.shutdown(0)  # judges nothing within no time: stands for a crash
+    second = _pipeline(store, tmp_path / "wal", Metrics(), 1000, in_process)
     assert list(WriteAheadLog(tmp_path / "wal").replay()) == []  # nothing left to replay
     second.start()
     assert second.force_flush(30, judge_open_turns=True)
     second.shutdown()
     turns, total = store.list_turns("default")
     assert total == 1 and turns[0]["verdict"] == "reject"
+
+
+def _judged(store: Store) -> dict[str, tuple[object, ...]]:
+    """Every stored turn by trace: verdict, kinds, findings (kind, token, span, message,
+    ...) and tool calls."""
+    turns, _ = store.list_turns("default", limit=1000)
+    judged: dict[str, tuple[object, ...]] = {}
+    for summary in turns:
+        detail = store.get_turn("default", summary["turn_id"])
+        assert detail is not None
+        judged[summary["trace_id"]] = (
+            summary["verdict"],
+            sorted(summary["kinds"]),
+            detail["findings"],
+            detail["tool_calls"],
+        )
+    return judged
+
+
+def test_a_worker_process_judges_as_the_thread_does(
+    store: Store, store_config: StoreConfig, tmp_path: Path
+) -> None:
+    requests = [turn_request(index, hallucinate=index % 3 == 0)[0] for index in range(1, 31)]
+    other = Store.open(dataclasses.replace(store_config, database=f"{store_config.database}_t"))
+    try:
+        results = []
+        for target, in_process in ((store, True), (other, False)):
+            pipeline = _pipeline(
+                target, tmp_path / f"wal{in_process}", Metrics(), 10_000, in_process
+            )
+            pipeline.start()
+            for body in requests:
+                pipeline.submit(
+                    otlp.JSON, "default", body, otlp.decode_request(body, otlp.JSON).spans
+                )
+            assert pipeline.force_flush(60, judge_open_turns=True)
+            pipeline.shutdown()
+            results.append(_judged(target))
+    finally:
+        other.close()
+    in_worker, in_thread = results
+    assert len(in_worker) == len(requests)
+    assert in_worker == in_thread
+    assert {judged[0] for judged in in_worker.values()} == {"pass", "reject"}

@@ -1,0 +1,260 @@
+"""A worker process that assembles and judges turns, so judging gets a core of its own.
+
+One Python process shares one GIL between receiving, storing and judging; judging is the
+largest share. The worker runs a `TurnJudge` in a child process. The parent keeps every
+store access (chDB allows one process per data path): it sends the worker spans it has
+stored and inserts the rows that come back.
+
+    parent (pipeline's turn processor)              worker process
+      send(spans) ──── pipe ────▶ reader thread ──▶ inbox ──▶ TurnJudge.judge
+      receive()   ◀─── pipe ──── Judged (rows, counts, spans taken in) ◀─┘
+
+The child is a fresh interpreter (`python -c`), never a fork: forking a process that has
+the embedded ClickHouse open would copy its threads' locks mid-state. It is started
+directly rather than through multiprocessing's spawn, which re-runs the parent's
+`__main__` in the child (a CLI script, a test runner's or Streamlit's). The two talk over
+a pair of pipes with pickled messages, the configuration first. A reader thread in the
+child always drains the parent's pipe, so the parent's sends never wait for judging and
+the two processes cannot block on each other's full pipe. The child exits when the parent
+closes its end or goes away (even after kill -9), and ignores SIGINT and SIGTERM (a
+Ctrl-C or a service manager signals the whole process group): the parent decides when it
+stops, after the open turns are judged.
+
+Exceptions::
+
+    WorkerDied    the worker process is gone, or did not start; make a new one
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+
+from factledger.collector.judging import Count, Judged, TurnJudge
+from factledger.processors.runner import ValidationRunner
+from factledger.processors.spans import SpanRecord
+
+log = logging.getLogger("factledger.judge_worker")
+
+_TICK_SECONDS = 0.05
+"""How often an idle worker looks for turns whose grace period has passed."""
+_STOP_SECONDS = 5.0
+
+
+class WorkerDied(Exception):
+    """The worker process is gone, or did not start."""
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What the worker needs to judge as the pipeline would (pickled to the child)."""
+
+    runner: ValidationRunner
+    grace_seconds: float
+    max_wait_seconds: float
+
+
+@dataclass(frozen=True)
+class _Spans:
+    spans: tuple[SpanRecord, ...]
+
+
+@dataclass(frozen=True)
+class _Flush:
+    """Judge every open turn now."""
+
+
+@dataclass(frozen=True)
+class _Hello:
+    """The worker is up and reading."""
+
+
+_END = object()
+"""The parent closed its end of the pipe."""
+
+
+class JudgeWorker:
+    """The parent's handle on one worker process. Used by one thread at a time.
+
+    `inflight` counts spans sent and not yet reported back as taken in: if the worker
+    dies, those are the spans whose turns the pipeline must recover from the store.
+    """
+
+    def __init__(self, config: WorkerConfig) -> None:
+        self._config = config
+        self._process: subprocess.Popen[bytes] | None = None
+        self._to_worker: Connection | None = None
+        self._from_worker: Connection | None = None
+        self.inflight = 0
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Start the process and wait until it reads. Raises WorkerDied."""
+        inbox_out, inbox_in = os.pipe()
+        outbox_out, outbox_in = os.pipe()
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", _CHILD, str(inbox_out), str(outbox_in)],
+                pass_fds=(inbox_out, outbox_in),
+                stdin=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            for fd in (inbox_out, inbox_in, outbox_out, outbox_in):
+                os.close(fd)
+            raise WorkerDied(f"the judging worker could not be started: {exc}") from exc
+        # The child holds its own copies; closing ours lets each side see the other's end.
+        os.close(inbox_out)
+        os.close(outbox_in)
+        self._to_worker = Connection(inbox_in, readable=False)
+        self._from_worker = from_worker = Connection(outbox_out, writable=False)
+        try:
+            self._send(self._config)
+            ready = from_worker.poll(timeout) and isinstance(from_worker.recv(), _Hello)
+        except (WorkerDied, EOFError, OSError):
+            ready = False
+        if not ready:
+            self.stop(0)
+            raise WorkerDied(f"the judging worker did not start within {timeout}s")
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def exitcode(self) -> int | None:
+        return self._process.poll() if self._process is not None else None
+
+    def send(self, spans: Sequence[SpanRecord]) -> None:
+        """Hand stored spans to the worker. Raises WorkerDied."""
+        self.inflight += len(spans)
+        self._send(_Spans(tuple(spans)))
+
+    def request_flush(self) -> None:
+        """Ask the worker to judge every open turn; a `Judged` with `flushed` answers,
+        after the results of every span sent before. Raises WorkerDied."""
+        self._send(_Flush())
+
+    def receive(self, timeout: float) -> list[Judged]:
+        """The results that arrive within `timeout` (all that are waiting, without more
+        waiting once one is there). Raises WorkerDied."""
+        connection = self._from_worker
+        if connection is None:
+            raise WorkerDied("the judging worker is stopped")
+        results: list[Judged] = []
+        try:
+            while connection.poll(0 if results else timeout):
+                result = connection.recv()
+                if isinstance(result, Judged):
+                    self.inflight -= result.assembled
+                    results.append(result)
+        except (EOFError, OSError) as exc:
+            if results:  # hand over what did arrive; the next call reports the death
+                return results
+            raise WorkerDied(f"the judging worker is gone ({exc!r})") from exc
+        return results
+
+    def stop(self, timeout: float = _STOP_SECONDS) -> None:
+        """Close the pipe (the worker exits when it sees that) and wait for the process;
+        kill it past `timeout`. Idempotent."""
+        to_worker, self._to_worker = self._to_worker, None
+        if to_worker is not None:
+            to_worker.close()
+        process = self._process
+        if process is not None:
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(_STOP_SECONDS)
+        from_worker, self._from_worker = self._from_worker, None
+        if from_worker is not None:
+            from_worker.close()
+
+    def _send(self, message: object) -> None:
+        connection = self._to_worker
+        if connection is None:
+            raise WorkerDied("the judging worker is stopped")
+        try:
+            connection.send(message)
+        except (OSError, EOFError, ValueError) as exc:
+            raise WorkerDied(f"the judging worker is gone ({exc!r})") from exc
+
+
+# --- the child process ---------------------------------------------------------------------
+
+_CHILD = "import sys; from factledger.collector.judge_worker import main; main(sys.argv[1:])"
+
+
+def main(argv: Sequence[str]) -> None:
+    """The worker process's entry: the two pipe ends it was given, by descriptor."""
+    inbox = Connection(int(argv[0]), writable=False)
+    outbox = Connection(int(argv[1]), readable=False)
+    try:
+        config = inbox.recv()
+    except (EOFError, OSError):
+        return
+    if isinstance(config, WorkerConfig):
+        serve(inbox, outbox, config)
+
+
+def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
+    """The worker process: judge what arrives until the parent closes the pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    judge = TurnJudge(
+        config.runner,
+        grace_seconds=config.grace_seconds,
+        max_wait_seconds=config.max_wait_seconds,
+    )
+    messages: queue.SimpleQueue[object] = queue.SimpleQueue()
+    reader = threading.Thread(target=_read, args=(inbox, messages), daemon=True)
+    reader.start()
+    outbox.send(_Hello())
+    while True:
+        try:
+            message = messages.get(timeout=_TICK_SECONDS)
+        except queue.Empty:
+            message = None
+        if message is _END:
+            return
+        result = _step(judge, message)
+        if result.empty:
+            continue
+        try:
+            outbox.send(result)
+        except OSError:  # the parent is gone
+            return
+
+
+def _step(judge: TurnJudge, message: object) -> Judged:
+    spans = message.spans if isinstance(message, _Spans) else ()
+    try:
+        return judge.judge(spans, flush=isinstance(message, _Flush))
+    except Exception:  # the worker must outlive any single batch
+        log.exception("judging a batch of %d spans failed", len(spans))
+        error = Count("factledger_worker_errors_total", 1, (("worker", "turn-processor"),))
+        return Judged(
+            assembled=len(spans),
+            counts=[error],
+            open_turns=judge.open_turns,
+            flushed=isinstance(message, _Flush),
+        )
+
+
+def _read(inbox: Connection, messages: queue.SimpleQueue[object]) -> None:
+    try:
+        while True:
+            messages.put(inbox.recv())
+    except (EOFError, OSError):
+        messages.put(_END)

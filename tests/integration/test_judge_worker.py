@@ -1,0 +1,98 @@
+"""The judge worker process of a real service: killed while it holds open turns, it is
+restarted, /readyz says so meanwhile, and the turns it held are still judged, once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from tests.integration.otlp_turns import turn_request
+from tests.integration.service_process import ServiceProcess
+
+HEADERS = {"Content-Type": "application/json"}
+TURNS = 12
+RESTARTS = "factledger_judge_worker_restarts_total"
+
+
+def _judge_worker(service_pid: int) -> int | None:
+    """The pid of the service's judge worker process, a child of the service."""
+    for task in Path(f"/proc/{service_pid}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except FileNotFoundError:
+                continue
+            if b"factledger.collector.judge_worker" in cmdline:
+                return int(pid)
+    return None
+
+
+def _metric(url: str, name: str) -> float:
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    values = [
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(name) and not line.startswith("#")
+    ]
+    return sum(values)
+
+
+def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_killed_judge_worker_is_restarted_and_its_open_turns_judged(tmp_path: Path) -> None:
+    # A grace period long enough that the worker still holds the turns when it is killed.
+    env = {"FACTLEDGER_GRACE_SECONDS": "3", "FACTLEDGER_MAX_WAIT_SECONDS": "30"}
+    with ServiceProcess(tmp_path / "data", env) as service:
+        assert service.proc is not None
+        first = _judge_worker(service.proc.pid)
+        assert first is not None, "no judge worker process"
+        with httpx.Client(timeout=10) as client:
+            for index in range(1, TURNS + 1):
+                body, _ = turn_request(index, hallucinate=index % 3 == 0)
+                response = client.post(f"{service.url}/v1/traces", headers=HEADERS, content=body)
+                assert response.status_code == 200
+        _wait(
+            lambda: _metric(service.url, "factledger_open_turns") == TURNS,
+            30,
+            "the worker to hold every turn open",
+        )
+        assert _metric(service.url, "factledger_turns_validated_total") == 0
+
+        os.kill(first, signal.SIGKILL)
+        _wait(
+            lambda: httpx.get(f"{service.url}/readyz").status_code == 503,
+            10,
+            "/readyz to report the dead worker",
+        )
+        _wait(
+            lambda: httpx.get(f"{service.url}/readyz").status_code == 200,
+            60,
+            "the worker to be restarted",
+        )
+        second = _judge_worker(service.proc.pid)
+        assert second is not None and second != first
+        assert _metric(service.url, RESTARTS) == 1
+
+        _wait(
+            lambda: _metric(service.url, "factledger_turns_validated_total") >= TURNS,
+            60,
+            "the recovered turns to be judged",
+        )
+        turns = httpx.get(f"{service.url}/api/v1/turns", params={"limit": 100}).json()["turns"]
+        verdicts = {t["trace_id"]: t["verdict"] for t in turns}
+        assert verdicts == {
+            f"{index:032x}": "reject" if index % 3 == 0 else "pass" for index in range(1, TURNS + 1)
+        }
+        assert _metric(service.url, "factledger_turns_validated_total") == TURNS
