@@ -21,7 +21,7 @@ targets:
 - verdict latency p50/p99 of sampled turns: from the turn's end (its agent span ends at
   the send time) to the first `GET /api/v1/turns` answer holding its verdict. Sampled
   turns carry the agent name `support-sampled`, so one query per poll finds them all;
-- the peak RSS of the service process (VmHWM in /proc);
+- the peak RSS of the service process and its judge worker (VmHWM in /proc, summed);
 - a timeline of the service's rates and queues, and its CPU time per thread.
 
 The grace period is the service's default unless FACTLEDGER_GRACE_SECONDS is set.
@@ -769,14 +769,56 @@ def status_kib(pid: int, key: str) -> int:
     return 0
 
 
-def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
-    """CPU seconds of each live thread of a process, with its name (comm)."""
-    threads: dict[int, tuple[str, float]] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
+def process_tree(pid: int) -> list[int]:
+    """The process and its live descendants (the service and its judge worker)."""
+    found = [pid]
+    for parent in found:
         try:
-            threads[int(task.name)] = ((task / "comm").read_text().strip(), _cpu_of(task / "stat"))
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # the thread ended while we looked
+            tasks = list(Path(f"/proc/{parent}/task").iterdir())
+        except FileNotFoundError:
+            continue
+        for task in tasks:
+            try:
+                found.extend(int(child) for child in (task / "children").read_text().split())
+            except FileNotFoundError:
+                continue
+    return found
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of the process and its live descendants."""
+    return float(sum(_alive_or_zero(process_cpu, p) for p in process_tree(pid)))
+
+
+def tree_kib(pid: int, key: str) -> int:
+    """A /proc status figure summed over the process and its live descendants (for VmHWM
+    a bound from above: the peaks need not coincide)."""
+    return int(sum(_alive_or_zero(lambda p: status_kib(p, key), p) for p in process_tree(pid)))
+
+
+def _alive_or_zero(read: Callable[[int], float], pid: int) -> float:
+    try:
+        return read(pid)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+
+
+def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
+    """CPU seconds of each live thread of a process and its descendants, with its name
+    (comm; a descendant's threads prefixed with "worker ")."""
+    threads: dict[int, tuple[str, float]] = {}
+    for process in process_tree(pid):
+        prefix = "" if process == pid else "worker "
+        try:
+            tasks = list(Path(f"/proc/{process}/task").iterdir())
+        except FileNotFoundError:
+            continue
+        for task in tasks:
+            try:
+                name = prefix + (task / "comm").read_text().strip()
+                threads[int(task.name)] = (name, _cpu_of(task / "stat"))
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # the thread ended while we looked
     return threads
 
 
@@ -791,8 +833,8 @@ def scrape(client: httpx.Client, pid: int) -> Sample:
         validated=totals.get("factledger_turns_validated_total", 0.0),
         queue_spans=totals.get("factledger_queue_spans", 0.0),
         open_turns=totals.get("factledger_open_turns", 0.0),
-        cpu_seconds=process_cpu(pid),
-        rss_kib=status_kib(pid, "VmRSS"),
+        cpu_seconds=tree_cpu(pid),
+        rss_kib=tree_kib(pid, "VmRSS"),
         verdicts=verdicts,
     )
 
@@ -994,7 +1036,7 @@ def _watch(
         poll_ms=sampled.poll_ms(),
         stored_at=next((x.at for x in timeline if x.stored >= stored), None),
         judged_at=next((x.at for x in timeline if _settled(x, done)), None),
-        peak_rss_kib=status_kib(pid, "VmHWM"),
+        peak_rss_kib=tree_kib(pid, "VmHWM"),
         threads=_thread_shares(pid, threads0, threads1),
         attribute_bytes=attribute_bytes(
             turn_spans(model="gpt-4o", agent="support", hallucinate=False)
@@ -1120,7 +1162,7 @@ def _figures(run: Run) -> list[str]:
     rss = run.peak_rss_kib * 1024
     out.append(
         _row(
-            "peak RSS of the service (VmHWM)",
+            "peak RSS of the service and its worker (VmHWM)",
             f"{rss / 2**20:,.0f} MiB",
             "< 1 GiB",
             rss < RSS_TARGET_BYTES,
@@ -1152,7 +1194,10 @@ def _cpu(run: Run) -> list[str]:
     first, final = run.timeline[0], run.timeline[-1]
     cpu = final.cpu_seconds - first.cpu_seconds
     wall = final.at - first.at
-    out = [f"service CPU: {cpu:.1f} s over {wall:.1f} s ({cpu / wall:.2f} cores); by thread:"]
+    out = [
+        f"service CPU (with its judge worker): {cpu:.1f} s over {wall:.1f} s "
+        f"({cpu / wall:.2f} cores); by thread:"
+    ]
     for name, seconds in run.threads[:8]:
         out.append(f"  {name:<36}{seconds:>7.1f} s  {seconds / wall:>5.0%} of a core")
     return out

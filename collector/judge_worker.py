@@ -27,6 +27,7 @@ Exceptions::
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import queue
@@ -34,6 +35,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -47,6 +49,7 @@ log = logging.getLogger("factledger.judge_worker")
 _TICK_SECONDS = 0.05
 """How often an idle worker looks for turns whose grace period has passed."""
 _STOP_SECONDS = 5.0
+_GC_THRESHOLDS = (50_000, 10, 10)
 
 
 class WorkerDied(Exception):
@@ -94,6 +97,8 @@ class JudgeWorker:
         self._to_worker: Connection | None = None
         self._from_worker: Connection | None = None
         self.inflight = 0
+        self.started_at = 0.0
+        """`time.monotonic()` when the worker became ready."""
 
     def start(self, timeout: float = 60.0) -> None:
         """Start the process and wait until it reads. Raises WorkerDied."""
@@ -122,6 +127,7 @@ class JudgeWorker:
         if not ready:
             self.stop(0)
             raise WorkerDied(f"the judging worker did not start within {timeout}s")
+        self.started_at = time.monotonic()
 
     @property
     def pid(self) -> int | None:
@@ -135,10 +141,13 @@ class JudgeWorker:
     def exitcode(self) -> int | None:
         return self._process.poll() if self._process is not None else None
 
-    def send(self, spans: Sequence[SpanRecord]) -> None:
-        """Hand stored spans to the worker. Raises WorkerDied."""
+    def send(self, spans: Sequence[SpanRecord], chunk: int = 500) -> None:
+        """Hand stored spans to the worker, `chunk` at a time (it looks for due turns
+        between two, so a big batch never delays a verdict). Raises WorkerDied; every
+        span given counts as in flight even then."""
         self.inflight += len(spans)
-        self._send(_Spans(tuple(spans)))
+        for start in range(0, len(spans), chunk):
+            self._send(_Spans(tuple(spans[start : start + chunk])))
 
     def request_flush(self) -> None:
         """Ask the worker to judge every open turn; a `Judged` with `flushed` answers,
@@ -217,6 +226,12 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
         grace_seconds=config.grace_seconds,
         max_wait_seconds=config.max_wait_seconds,
     )
+    # Judging allocates many short-lived containers that rarely form cycles: at the
+    # default threshold (700) the cyclic collector took about 12% of judging time
+    # (measured on the ingest benchmark's turns); at 50,000 about 1%. Objects alive now
+    # (modules, compiled rules) are never garbage: keep them out of every collection.
+    gc.freeze()
+    gc.set_threshold(*_GC_THRESHOLDS)
     messages: queue.SimpleQueue[object] = queue.SimpleQueue()
     reader = threading.Thread(target=_read, args=(inbox, messages), daemon=True)
     reader.start()

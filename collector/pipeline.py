@@ -49,6 +49,7 @@ _BATCH_SECONDS = 0.1
 _RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 _RESTART_SECONDS = (0.0, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Waits before restarting a judge worker that died again and again (a crash loop)."""
+_HEALTHY_SECONDS = 60.0
 _RECEIVE_SECONDS = 0.02
 
 
@@ -335,8 +336,7 @@ class Pipeline:
                 spans = self._assembly.get_nowait()
             except queue.Empty:
                 break
-            for start in range(0, len(spans), _ASSEMBLY_CHUNK):
-                worker.send(spans[start : start + _ASSEMBLY_CHUNK])
+            worker.send(spans, _ASSEMBLY_CHUNK)
         if self._flush_requested.is_set() and not self._flush_sent:
             worker.request_flush()  # after every span sent: it answers after them
             self._flush_sent = True
@@ -405,6 +405,8 @@ class Pipeline:
         worker.inflight = 0
         self._open_turns = 0
         self._worker = None
+        if time.monotonic() - worker.started_at > _HEALTHY_SECONDS:
+            self._worker_failures = 0  # an occasional death is not a crash loop
         self._worker_failures += 1
         delay = _RESTART_SECONDS[min(self._worker_failures - 1, len(_RESTART_SECONDS) - 1)]
         self._restart_at = time.monotonic() + delay
