@@ -133,7 +133,8 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
 
     @app.get("/readyz", tags=["operations"])
     def readyz(request: Request, response: Response) -> dict[str, str]:
-        """Ready once the write-ahead log is replayed and the store is open."""
+        """Ready once the write-ahead log is replayed and the store is open, while the
+        pipeline's threads and its judge worker process run (503 while it restarts)."""
         service: Service = request.app.state.service
         if not service.pipeline.ready:
             response.status_code = 503
