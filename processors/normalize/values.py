@@ -212,6 +212,19 @@ def tool_definitions(value: Any) -> tuple[ToolDefinition, ...] | None:
     Anthropic (`input_schema`), Vercel (`inputSchema`), Gemini (`function_declarations`),
     Pydantic AI (`parameters_json_schema`); items may be JSON text. None when unreadable.
     """
+    if isinstance(value, str):
+        return _text_tool_definitions(value)
+    return _tool_definitions(value)
+
+
+@lru_cache(maxsize=256)
+def _text_tool_definitions(text: str) -> tuple[ToolDefinition, ...] | None:
+    """Memoised like `_parse`: every LLM span of an agent offers the same tools, and
+    reading them again was about 3% of judging a turn. The definitions are read-only."""
+    return _tool_definitions(text)
+
+
+def _tool_definitions(value: Any) -> tuple[ToolDefinition, ...] | None:
     parsed = load_json(value, partial=True)
     if isinstance(parsed, Mapping):
         parsed = [parsed]
