@@ -30,6 +30,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import pickle
 import queue
 import signal
 import subprocess
@@ -141,13 +142,24 @@ class JudgeWorker:
     def exitcode(self) -> int | None:
         return self._process.poll() if self._process is not None else None
 
-    def send(self, spans: Sequence[SpanRecord], chunk: int = 500) -> None:
+    def send(self, spans: Sequence[SpanRecord], chunk: int = 500) -> int:
         """Hand stored spans to the worker, `chunk` at a time (it looks for due turns
-        between two, so a big batch never delays a verdict). Raises WorkerDied; every
-        span given counts as in flight even then."""
+        between two, so a big batch never delays a verdict). Returns how many spans were
+        not sent because they do not pickle (the caller counts them as dropped). Raises
+        WorkerDied; every other span given counts as in flight even then."""
         self.inflight += len(spans)
+        unsent = 0
         for start in range(0, len(spans), chunk):
-            self._send(_Spans(tuple(spans[start : start + chunk])))
+            part = tuple(spans[start : start + chunk])
+            try:
+                data = pickle.dumps(_Spans(part), protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # cannot happen for decoded spans; never stall on it
+                log.exception("%d spans do not pickle; not judged", len(part))
+                self.inflight -= len(part)
+                unsent += len(part)
+                continue
+            self._send_bytes(data)
+        return unsent
 
     def request_flush(self) -> None:
         """Ask the worker to judge every open turn; a `Judged` with `flushed` answers,
@@ -171,6 +183,8 @@ class JudgeWorker:
             if results:  # hand over what did arrive; the next call reports the death
                 return results
             raise WorkerDied(f"the judging worker is gone ({exc!r})") from exc
+        except Exception as exc:  # a result that does not unpickle: the worker is broken
+            raise WorkerDied(f"the judging worker sent an unreadable result ({exc!r})") from exc
         return results
 
     def stop(self, timeout: float = _STOP_SECONDS) -> None:
@@ -191,11 +205,14 @@ class JudgeWorker:
             from_worker.close()
 
     def _send(self, message: object) -> None:
+        self._send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _send_bytes(self, data: bytes) -> None:
         connection = self._to_worker
         if connection is None:
             raise WorkerDied("the judging worker is stopped")
         try:
-            connection.send(message)
+            connection.send_bytes(data)
         except (OSError, EOFError, ValueError) as exc:
             raise WorkerDied(f"the judging worker is gone ({exc!r})") from exc
 
@@ -272,4 +289,7 @@ def _read(inbox: Connection, messages: queue.SimpleQueue[object]) -> None:
         while True:
             messages.put(inbox.recv())
     except (EOFError, OSError):
-        messages.put(_END)
+        pass
+    except Exception:  # a message that does not unpickle: exit, the parent restarts us
+        log.exception("reading from the parent failed")
+    messages.put(_END)

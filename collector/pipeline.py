@@ -336,7 +336,11 @@ class Pipeline:
                 spans = self._assembly.get_nowait()
             except queue.Empty:
                 break
-            worker.send(spans, _ASSEMBLY_CHUNK)
+            unsent = worker.send(spans, _ASSEMBLY_CHUNK)
+            if unsent:
+                with self._pending_lock:
+                    self._unassembled -= unsent
+                self._metrics.inc("factledger_spans_dropped_total", unsent, reason="assembly_error")
         if self._flush_requested.is_set() and not self._flush_sent:
             worker.request_flush()  # after every span sent: it answers after them
             self._flush_sent = True

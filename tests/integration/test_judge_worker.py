@@ -1,8 +1,10 @@
 """The judge worker process of a real service: killed while it holds open turns, it is
-restarted, /readyz says so meanwhile, and the turns it held are still judged, once."""
+restarted, /readyz says so meanwhile, and the turns it held are still judged, once. And
+the worker on its own: spans it cannot be handed are given back, their neighbours judged."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import time
@@ -11,6 +13,11 @@ from pathlib import Path
 
 import httpx
 
+from factledger.collector import otlp
+from factledger.collector.judge_worker import JudgeWorker, WorkerConfig
+from factledger.collector.judging import Judged
+from factledger.collector.rows import TURN_COLUMNS
+from factledger.processors.runner import default_runner
 from tests.integration.otlp_turns import turn_request
 from tests.integration.service_process import ServiceProcess
 
@@ -96,3 +103,29 @@ def test_a_killed_judge_worker_is_restarted_and_its_open_turns_judged(tmp_path: 
             f"{index:032x}": "reject" if index % 3 == 0 else "pass" for index in range(1, TURNS + 1)
         }
         assert _metric(service.url, "factledger_turns_validated_total") == TURNS
+
+
+def test_spans_that_do_not_pickle_are_returned_and_their_neighbours_judged() -> None:
+    good = [
+        s
+        for i in (1, 2)
+        for s in otlp.decode_request(turn_request(i, hallucinate=False)[0], otlp.JSON).spans
+    ]
+    bad = dataclasses.replace(good[0], attributes={**good[0].attributes, "x": lambda: None})
+    worker = JudgeWorker(WorkerConfig(default_runner(), grace_seconds=60, max_wait_seconds=120))
+    worker.start()
+    try:
+        # chunks of four: the first holds the span that cannot be pickled
+        assert worker.send([bad, *good[1:]], chunk=4) == 4
+        worker.request_flush()
+        judged: list[Judged] = []
+        deadline = time.monotonic() + 30
+        while not any(j.flushed for j in judged) and time.monotonic() < deadline:
+            judged.extend(worker.receive(0.1))
+        assert worker.inflight == 0
+        traces = {row[TURN_COLUMNS.index("TraceId")] for j in judged for row in j.turn_rows}
+        assert traces == {f"{2:032x}"}
+        assert worker.alive
+    finally:
+        worker.stop()
+    assert not worker.alive
