@@ -81,10 +81,6 @@ class _Hello:
     """The worker is up and reading."""
 
 
-_END = object()
-"""The parent closed its end of the pipe."""
-
-
 class JudgeWorker:
     """The parent's handle on one worker process. Used by one thread at a time.
 
@@ -249,17 +245,26 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
     # (modules, compiled rules) are never garbage: keep them out of every collection.
     gc.freeze()
     gc.set_threshold(*_GC_THRESHOLDS)
-    messages: queue.SimpleQueue[object] = queue.SimpleQueue()
+    # Messages wait pickled: a backlog of spans takes about 60% of the memory it would
+    # as objects (2.9 against 4.9 KB per span of the ingest benchmark).
+    messages: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     reader = threading.Thread(target=_read, args=(inbox, messages), daemon=True)
     reader.start()
     outbox.send(_Hello())
     while True:
+        message: object = None  # none within a tick: look for due turns all the same
         try:
-            message = messages.get(timeout=_TICK_SECONDS)
+            data = messages.get(timeout=_TICK_SECONDS)
         except queue.Empty:
-            message = None
-        if message is _END:
-            return
+            pass
+        else:
+            if data is None:
+                return
+            try:
+                message = pickle.loads(data)
+            except Exception:  # unreadable: exit, the parent restarts the worker
+                log.exception("a message from the parent does not unpickle")
+                return
         result = _step(judge, message)
         if result.empty:
             continue
@@ -284,12 +289,11 @@ def _step(judge: TurnJudge, message: object) -> Judged:
         )
 
 
-def _read(inbox: Connection, messages: queue.SimpleQueue[object]) -> None:
+def _read(inbox: Connection, messages: queue.SimpleQueue[bytes | None]) -> None:
+    """Drain the parent's pipe; None once it is closed."""
     try:
         while True:
-            messages.put(inbox.recv())
+            messages.put(inbox.recv_bytes())
     except (EOFError, OSError):
         pass
-    except Exception:  # a message that does not unpickle: exit, the parent restarts us
-        log.exception("reading from the parent failed")
-    messages.put(_END)
+    messages.put(None)
