@@ -248,9 +248,12 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
     # Messages wait pickled: a backlog of spans takes about 60% of the memory it would
     # as objects (2.9 against 4.9 KB per span of the ingest benchmark).
     messages: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-    reader = threading.Thread(target=_read, args=(inbox, messages), daemon=True)
-    reader.start()
+    threading.Thread(target=_read, args=(inbox, messages), daemon=True).start()
+    # Results leave through a thread of their own: a result bigger than the pipe's buffer
+    # would otherwise hold judging until the parent has inserted the one before.
+    results: queue.SimpleQueue[bytes] = queue.SimpleQueue()
     outbox.send(_Hello())
+    threading.Thread(target=_write, args=(outbox, results), daemon=True).start()
     while True:
         message: object = None  # none within a tick: look for due turns all the same
         try:
@@ -266,12 +269,8 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
                 log.exception("a message from the parent does not unpickle")
                 return
         result = _step(judge, message)
-        if result.empty:
-            continue
-        try:
-            outbox.send(result)
-        except OSError:  # the parent is gone
-            return
+        if not result.empty:
+            results.put(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _step(judge: TurnJudge, message: object) -> Judged:
@@ -287,6 +286,15 @@ def _step(judge: TurnJudge, message: object) -> Judged:
             open_turns=judge.open_turns,
             flushed=isinstance(message, _Flush),
         )
+
+
+def _write(outbox: Connection, results: queue.SimpleQueue[bytes]) -> None:
+    """Send results in order; when the parent is gone, stop (the reader sees it too)."""
+    try:
+        while True:
+            outbox.send_bytes(results.get())
+    except OSError:
+        pass
 
 
 def _read(inbox: Connection, messages: queue.SimpleQueue[bytes | None]) -> None:

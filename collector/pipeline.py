@@ -325,8 +325,7 @@ class Pipeline:
             return
         try:
             self._feed(worker)
-            for judged in worker.receive(_RECEIVE_SECONDS):
-                self._apply(judged)
+            self._apply(*worker.receive(_RECEIVE_SECONDS))
         except WorkerDied as exc:
             self._worker_died(worker, str(exc))
 
@@ -345,21 +344,27 @@ class Pipeline:
             worker.request_flush()  # after every span sent: it answers after them
             self._flush_sent = True
 
-    def _apply(self, judged: Judged) -> None:
-        """Store a judging result's rows and count it; only then do its spans stop
-        counting as unassembled (force_flush waits for that)."""
+    def _apply(self, *results: Judged) -> None:
+        """Store judging results' rows (one insert per table for all of them) and count
+        them; only then do their spans stop counting as unassembled (force_flush waits
+        for that)."""
+        if not results:
+            return
         try:
-            if judged.turn_rows:
-                self._insert("turns", self._store.insert_turns, judged.turn_rows)
-            if judged.finding_rows:
-                self._insert("findings", self._store.insert_findings, judged.finding_rows)
-            for count in judged.counts:
-                self._metrics.inc(count.name, count.amount, **dict(count.labels))
+            turn_rows = [row for judged in results for row in judged.turn_rows]
+            finding_rows = [row for judged in results for row in judged.finding_rows]
+            if turn_rows:
+                self._insert("turns", self._store.insert_turns, turn_rows)
+            if finding_rows:
+                self._insert("findings", self._store.insert_findings, finding_rows)
+            for judged in results:
+                for count in judged.counts:
+                    self._metrics.inc(count.name, count.amount, **dict(count.labels))
         finally:
             with self._pending_lock:
-                self._unassembled -= judged.assembled
-            self._open_turns = judged.open_turns
-            if judged.flushed:
+                self._unassembled -= sum(judged.assembled for judged in results)
+            self._open_turns = results[-1].open_turns
+            if any(judged.flushed for judged in results):
                 self._flush_sent = False
                 self._flush_requested.clear()
                 self._flushed.set()
