@@ -7,18 +7,19 @@ stored and inserts the rows that come back.
 
     parent (pipeline's turn processor)              worker process
       send(spans) ──── pipe ────▶ reader thread ──▶ inbox ──▶ TurnJudge.judge
-      receive()   ◀─── pipe ──── Judged (rows, counts, spans taken in) ◀─┘
+      receive()   ◀─── pipe ──── writer thread ◀── Judged (rows, counts, spans) ◀─┘
 
 The child is a fresh interpreter (`python -c`), never a fork: forking a process that has
 the embedded ClickHouse open would copy its threads' locks mid-state. It is started
 directly rather than through multiprocessing's spawn, which re-runs the parent's
 `__main__` in the child (a CLI script, a test runner's or Streamlit's). The two talk over
 a pair of pipes with pickled messages, the configuration first. A reader thread in the
-child always drains the parent's pipe, so the parent's sends never wait for judging and
-the two processes cannot block on each other's full pipe. The child exits when the parent
-closes its end or goes away (even after kill -9), and ignores SIGINT and SIGTERM (a
-Ctrl-C or a service manager signals the whole process group): the parent decides when it
-stops, after the open turns are judged.
+child always drains the parent's pipe (messages wait in the child, still pickled), so the
+parent's sends never wait for judging and the two processes cannot block on each other's
+full pipe; a writer thread sends the results, so judging never waits for the parent to
+read them. The child exits when the parent closes its end or goes away (even after
+kill -9), and ignores SIGINT and SIGTERM (a Ctrl-C or a service manager signals the whole
+process group): the parent decides when it stops, after the open turns are judged.
 
 Exceptions::
 
