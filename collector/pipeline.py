@@ -77,7 +77,6 @@ class Pipeline:
         max_wait_seconds: float = 60.0,
         max_pending_spans: int = 200_000,
         clock: Callable[[], float] = time.monotonic,
-        tenant: str = "default",
         recovery_seconds: float = 3600.0,
     ) -> None:
         self._store = store
@@ -86,7 +85,6 @@ class Pipeline:
         self._metrics = metrics
         self._clock = clock
         self._max_pending = max_pending_spans
-        self._tenant = tenant
         self._recovery_seconds = recovery_seconds
         self._pending = 0
         self._pending_lock = threading.Lock()
@@ -176,9 +174,14 @@ class Pipeline:
         """Turns in flight at the last stop: their spans were stored (so no longer in the
         write-ahead log) but no verdict was. Read them back so they are judged."""
         since = datetime.now(UTC) - timedelta(seconds=self._recovery_seconds)
+        traces: list[str] = []
+        stored: list[dict[str, object]] = []
         try:
-            traces = self._store.open_traces(self._tenant, since)
-            stored = self._store.spans_for_traces(self._tenant, traces) if traces else []
+            for tenant in self._store.recent_tenants(since):
+                open_traces = self._store.open_traces(tenant, since)
+                if open_traces:
+                    traces += open_traces
+                    stored += self._store.spans_for_traces(tenant, open_traces)
         except Exception:  # recovery is best effort; ingest must start regardless
             log.exception("reading open turns back from the store failed")
             return

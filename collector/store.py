@@ -765,6 +765,15 @@ class Store:
 
     # --- recovery -------------------------------------------------------------------------
 
+    def recent_tenants(self, since: datetime) -> list[str]:
+        """The tenants with spans ingested at or after `since`, sorted."""
+        rows = self._query(
+            "SELECT DISTINCT Tenant FROM {db}.spans"
+            " WHERE IngestedAt >= fromUnixTimestamp64Milli({since_ms:Int64}) ORDER BY Tenant",
+            {"since_ms": epoch_ms(since)},
+        )
+        return [row["Tenant"] for row in rows]
+
     def open_traces(self, tenant: str, since: datetime, limit: int = MAX_OPEN_TRACES) -> list[str]:
         """Trace ids with spans ingested at or after `since` and no turn row yet, sorted:
         the turns that were in flight when the process stopped. At most `limit`."""

@@ -74,11 +74,12 @@ def test_a_row_the_store_refuses_is_dropped_and_its_neighbours_stored(
     assert metrics.value("factledger_rows_dropped_total", table="spans", reason="unstorable") == 1
 
 
+@pytest.mark.parametrize("tenant", ["default", "acme"], ids=["default-tenant", "named-tenant"])
 def test_turns_stored_but_not_judged_are_finished_after_a_restart(
-    store: Store, tmp_path: Path
+    store: Store, tmp_path: Path, tenant: str
 ) -> None:
     body, _ = turn_request(4, hallucinate=True)
-    spans = otlp.decode_request(body, otlp.JSON).spans
+    spans = otlp.decode_request(body, otlp.JSON, tenant=tenant).spans
     first = Pipeline(
         store,
         WriteAheadLog(tmp_path / "wal"),
@@ -88,15 +89,15 @@ def test_turns_stored_but_not_judged_are_finished_after_a_restart(
         max_wait_seconds=7200,  # it would judge only much later
     )
     first.start()
-    first.submit(otlp.JSON, "default", body, spans)
+    first.submit(otlp.JSON, tenant, body, spans)
     assert first.force_flush(30)  # stored and released from the log, not judged
-    assert store.span_count("default") == len(spans)
-    assert store.list_turns("default") == ([], 0)
+    assert store.span_count(tenant) == len(spans)
+    assert store.list_turns(tenant) == ([], 0)
 
     second = _pipeline(store, tmp_path / "wal", Metrics(), max_pending=1000)
     assert list(WriteAheadLog(tmp_path / "wal").replay()) == []  # nothing left to replay
     second.start()
     assert second.force_flush(30, judge_open_turns=True)
     second.shutdown()
-    turns, total = store.list_turns("default")
+    turns, total = store.list_turns(tenant)
     assert total == 1 and turns[0]["verdict"] == "reject"
