@@ -128,13 +128,15 @@ def add_review(
         raise HTTPException(404, f"no turn {turn_id}")
     review_id = str(uuid.uuid4())
     created = datetime.now(UTC)
+    redactor = request.app.state.service.redactor
+    note = redactor.text(review.note) if redactor else review.note
     store.insert_review(
         rows.review_row(
             tenant=tenant,
             turn_id=turn_id,
             review_id=review_id,
             label=review.label,
-            note=review.note,
+            note=note,
             reviewer=review.reviewer,
             created_at=created,
         )

@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 
 from factledger.collector import otlp, rows
 from factledger.collector.metrics import Metrics
+from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreError
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.assembler import AssembledTurn, TurnAssembler
@@ -78,6 +79,7 @@ class Pipeline:
         max_pending_spans: int = 200_000,
         clock: Callable[[], float] = time.monotonic,
         recovery_seconds: float = 3600.0,
+        redactor: Redactor | None = None,
     ) -> None:
         self._store = store
         self._wal = wal
@@ -86,6 +88,7 @@ class Pipeline:
         self._clock = clock
         self._max_pending = max_pending_spans
         self._recovery_seconds = recovery_seconds
+        self._redactor = redactor
         self._pending = 0
         self._pending_lock = threading.Lock()
         self._ingest: queue.Queue[_Batch] = queue.Queue()
@@ -236,7 +239,7 @@ class Pipeline:
             return
         spans = [s for b in batches for s in b.spans]
         now_ms = int(time.time() * 1000)
-        span_rows = [rows.span_row(s, now_ms) for s in spans]
+        span_rows = [rows.span_row(self._stored_span(s), now_ms) for s in spans]
         if not self._insert("spans", self._store.insert_spans, span_rows):
             # Stopping before the spans were stored: keep them in the write-ahead log
             # (no release), so the next start stores them.
@@ -348,10 +351,16 @@ class Pipeline:
     ) -> None:
         verdict = self._runner.validate(assembled.turn)
         started = _datetime(assembled.started_at_ns)
+        # Judged on the raw turn; stored redacted (metrics below read only kinds and model).
+        turn, stored_verdict = (
+            self._redactor.judged(assembled.turn, verdict)
+            if self._redactor
+            else (assembled.turn, verdict)
+        )
         turn_rows.append(
             rows.turn_row(
-                assembled.turn,
-                verdict,
+                turn,
+                stored_verdict,
                 version=assembled.version,
                 started_at=started,
                 ended_at=_datetime(assembled.ended_at_ns),
@@ -360,9 +369,7 @@ class Pipeline:
             )
         )
         finding_rows.extend(
-            rows.finding_rows(
-                assembled.turn, verdict, version=assembled.version, started_at=started
-            )
+            rows.finding_rows(turn, stored_verdict, version=assembled.version, started_at=started)
         )
         self._metrics.inc(
             "factledger_turns_validated_total",
@@ -371,6 +378,11 @@ class Pipeline:
         )
         for f in verdict.findings:
             self._metrics.inc("factledger_findings_total", kind=f.kind.value)
+
+    def _stored_span(self, span: SpanRecord) -> SpanRecord:
+        """The span as stored: redacted when redaction is on. Turn assembly keeps the raw
+        span, so validation compares the real values."""
+        return self._redactor.span(span) if self._redactor else span
 
     def _model_label(self, model: str) -> str:
         """Model names come from clients: bound the label set a Prometheus scrape sees."""

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from factledger.collector.access import AccessConfig
+from factledger.collector.redaction import Redactor
 from factledger.processors.errors import ConfigError
 
 DEFAULT_PORT = 4318
@@ -46,7 +47,9 @@ class ServiceSettings:
     store_dsn: str = ""
     database: str = "factledger"
     access: AccessConfig = field(default_factory=AccessConfig)
-    redaction_file: Path | None = None
+    redactor: Redactor | None = field(default_factory=Redactor.default)
+    """What is redacted before storage; None: nothing (FACTLEDGER_REDACTION file with
+    `enabled = false`)."""
     cluster: str = ""
     alerts_enabled: bool = True
     max_body_bytes: int = 64 * 1024 * 1024
@@ -83,7 +86,7 @@ class ServiceSettings:
                 read_env=env.get("FACTLEDGER_READ_TOKENS", ""),
                 single_ingest_token=env.get("FACTLEDGER_INGEST_TOKEN", ""),
             ),
-            redaction_file=_path(env, "FACTLEDGER_REDACTION"),
+            redactor=Redactor.load(_path(env, "FACTLEDGER_REDACTION")),
             cluster=_identifier(env, "FACTLEDGER_CLUSTER", ""),
             alerts_enabled=_flag(env, "FACTLEDGER_ALERTS_ENABLED", True),
             max_body_bytes=_number(env, "FACTLEDGER_MAX_BODY_BYTES", 64 * 1024 * 1024, int),
