@@ -58,6 +58,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
                 dsn=settings.dsn,
                 database=settings.database,
                 retention_days=settings.retention_days,
+                cluster=settings.cluster,
             )
         )
         validation = (
