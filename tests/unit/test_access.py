@@ -8,6 +8,7 @@ import pytest
 
 from factledger.collector.access import DEFAULT_TENANT, AccessConfig, ReadScope
 from factledger.processors.errors import ConfigError
+from factledger.settings import ServiceSettings
 
 ACME_IN = "acme-ingest-token-0001"
 GLOBEX_IN = "globex-ingest-token-02"
@@ -143,3 +144,18 @@ def test_bad_configuration_fails_at_start(
 def test_missing_token_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the token file"):
         AccessConfig.load(file=tmp_path / "absent.toml")
+
+
+def test_service_settings_read_the_token_variables(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.toml"
+    path.write_text(TOKENS_FILE, encoding="utf-8")
+    env = {
+        "FACTLEDGER_TOKENS_FILE": str(path),
+        "FACTLEDGER_INGEST_TOKENS": f"globex:{GLOBEX_IN}",
+        "FACTLEDGER_READ_TOKENS": f"globex:{ACME_READ}",
+    }
+    access = ServiceSettings.from_env(env).access
+    assert access.ingest_tenant(f"Bearer {GLOBEX_IN}") == "globex"
+    assert access.read_scope(f"Bearer {ACME_READ}") == ReadScope(frozenset({"acme", "globex"}))
+    with pytest.raises(ConfigError, match="FACTLEDGER_READ_TOKENS"):
+        ServiceSettings.from_env({"FACTLEDGER_READ_TOKENS": "acme"})
