@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import hmac
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 
 DEFAULT_TENANT = "default"
@@ -143,12 +143,7 @@ def _lookup(table: Mapping[str, _V], authorization: str) -> _V | None:
 
 
 def _read_file(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the token file: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, "the token file")
     unknown = set(data) - {"ingest", "read"}
     if unknown:
         raise ConfigError(f"{path}: unknown sections {sorted(unknown)}; use [ingest] and [read]")

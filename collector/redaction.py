@@ -26,12 +26,12 @@ value replaced. Configuration (FACTLEDGER_REDACTION, TOML)::
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
 from factledger.processors.outcomes import call_succeeded
@@ -171,12 +171,7 @@ class Redactor:
         None when the file switches redaction off. Raises ConfigError."""
         if path is None:
             return cls.default()
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read the redaction settings: {exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        data = read_toml(path, "the redaction settings")
         section = data.get("redaction", {})
         if not isinstance(section, dict):
             raise ConfigError(f"{path}: [redaction] must be a table")

@@ -112,7 +112,7 @@ def test_one_read_token_may_cover_several_tenants() -> None:
         ("*:long-enough-token-00001", "", None, "must be 1-64 letters"),
         (f"acme:{ACME_IN},globex:{ACME_IN}", "", None, "two tenants"),
         ("", "acme:token with spaces inside", None, "visible ASCII"),
-        ("", "", "[ingest]\nx = [", "not valid TOML"),
+        ("", "", "[ingest]\nx = [", "is not valid TOML"),
         ("", "", "[writers]\n", "unknown sections"),
         ("", "", '[ingest]\n"long-enough-token-00001" = 3\n', "tenant names"),
         ("", "", '[read]\n"long-enough-token-00001" = [3]\n', "lists of tenant names"),

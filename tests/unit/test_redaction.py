@@ -180,7 +180,7 @@ def test_judged_turn_moves_offsets_and_keeps_the_judged_outcome() -> None:
         ('[[redaction.patterns]]\nname = "x"\npattern = "a*"\n', "matches empty"),
         ('[[redaction.patterns]]\nname = "Bad Name"\npattern = "a"\n', "pattern name"),
         ('[[redaction.patterns]]\npattern = "(a)"\ngroup = 2\n', "group must be"),
-        ("[redaction\n", "not valid TOML"),
+        ("[redaction\n", "is not valid TOML"),
     ],
     ids=[
         "flag-not-boolean",
