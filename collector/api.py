@@ -14,10 +14,10 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, Field
 
 from factledger.collector import rows
+from factledger.collector.readers import ReadTenant, Scope
 
 router = APIRouter(tags=["query"])
 
-TENANT = "default"
 Verdict = Literal["reject", "flag", "pass"]
 
 
@@ -32,6 +32,7 @@ class ReviewIn(BaseModel):
 @router.get("/turns")
 def list_turns(
     request: Request,
+    tenant: ReadTenant,
     verdict: Annotated[
         list[Verdict] | None,
         Query(description="reject, flag or pass; repeat for any of several"),
@@ -54,7 +55,7 @@ def list_turns(
     """Turns, newest first, with their latest verdict."""
     store = request.app.state.service.store
     turns, total = store.list_turns(
-        TENANT,
+        tenant,
         verdict=verdict or None,
         q=q or None,
         model=model,
@@ -71,9 +72,9 @@ def list_turns(
 
 
 @router.get("/turns/{turn_id}")
-def get_turn(request: Request, turn_id: str) -> dict[str, Any]:
+def get_turn(request: Request, tenant: ReadTenant, turn_id: str) -> dict[str, Any]:
     """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
-    turn: dict[str, Any] | None = request.app.state.service.store.get_turn(TENANT, turn_id)
+    turn: dict[str, Any] | None = request.app.state.service.store.get_turn(tenant, turn_id)
     if turn is None:
         raise HTTPException(404, f"no turn {turn_id}")
     return turn
@@ -82,6 +83,7 @@ def get_turn(request: Request, turn_id: str) -> dict[str, Any]:
 @router.get("/stats/reject-rate")
 def reject_rate(
     request: Request,
+    tenant: ReadTenant,
     group_by: Literal["model", "agent", "service", "kind"] = "model",
     bucket: Literal["1m", "5m", "1h", "1d"] = "1h",
     since: Annotated[datetime | None, Query(description="default: 24 hours ago")] = None,
@@ -94,43 +96,47 @@ def reject_rate(
     if end <= start:
         raise HTTPException(422, "until must be after since")
     series = request.app.state.service.store.reject_rate(
-        TENANT, group_by=group_by, bucket=bucket, since=start, until=end
+        tenant, group_by=group_by, bucket=bucket, since=start, until=end
     )
     return {"series": series}
 
 
 @router.get("/review-queue")
 def review_queue(
-    request: Request, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    request: Request, tenant: ReadTenant, limit: Annotated[int, Query(ge=1, le=500)] = 50
 ) -> dict[str, Any]:
     """Flagged turns without a review: class-5 suspicions first, by score, then newest."""
-    items = request.app.state.service.store.review_queue(TENANT, limit=limit)
+    items = request.app.state.service.store.review_queue(tenant, limit=limit)
     return {"turns": items, "total": len(items)}
 
 
 @router.get("/stats/review-precision")
-def review_precision(request: Request) -> dict[str, Any]:
+def review_precision(request: Request, tenant: ReadTenant) -> dict[str, Any]:
     """Per finding kind, how many reviewed turns the humans confirmed as hallucinations
     (each turn's latest label): `{turns: {reviewed, confirmed, precision}, kinds: [...]}`."""
-    precision: dict[str, Any] = request.app.state.service.store.review_precision(TENANT)
+    precision: dict[str, Any] = request.app.state.service.store.review_precision(tenant)
     return precision
 
 
 @router.post("/turns/{turn_id}/reviews", status_code=201)
-def add_review(request: Request, turn_id: str, review: ReviewIn) -> dict[str, Any]:
+def add_review(
+    request: Request, tenant: ReadTenant, turn_id: str, review: ReviewIn
+) -> dict[str, Any]:
     """Store a human's label; the turn leaves the review queue."""
     store = request.app.state.service.store
-    if store.get_turn(TENANT, turn_id) is None:
+    if store.get_turn(tenant, turn_id) is None:
         raise HTTPException(404, f"no turn {turn_id}")
     review_id = str(uuid.uuid4())
     created = datetime.now(UTC)
+    redactor = request.app.state.service.redactor
+    note = redactor.text(review.note) if redactor else review.note
     store.insert_review(
         rows.review_row(
-            tenant=TENANT,
+            tenant=tenant,
             turn_id=turn_id,
             review_id=review_id,
             label=review.label,
-            note=review.note,
+            note=note,
             reviewer=review.reviewer,
             created_at=created,
         )
@@ -141,6 +147,15 @@ def add_review(request: Request, turn_id: str, review: ReviewIn) -> dict[str, An
         "label": review.label,
         "created_at": created,
     }
+
+
+@router.get("/tenants")
+def tenants(request: Request, scope: Scope) -> dict[str, Any]:
+    """The tenants this caller may read (pass one as `?tenant=` to any other call) and the
+    one read when none is named."""
+    configured = request.app.state.service.settings.access.tenants
+    readable = configured if scope.every else scope.tenants
+    return {"tenants": sorted(readable), "default": scope.default_tenant}
 
 
 _DAY = timedelta(days=1)

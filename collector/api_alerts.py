@@ -12,23 +12,32 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 
 from factledger.collector.alerts.loop import AlertLoop
+from factledger.collector.alerts.rules import AlertConfig
+from factledger.collector.readers import ReadTenant
 from factledger.collector.store import Store
 
 router = APIRouter(tags=["alerts"])
 
-TENANT = "default"
 EVENTS_PER_ALERT = 20
 DELIVERIES_PER_ALERT = 50
 
 
-def _loop(request: Request) -> AlertLoop:
-    loop: AlertLoop = request.app.state.alerts
-    return loop
+def _loop(request: Request, tenant: str) -> AlertLoop | None:
+    """The tenant's alert loop; None where this replica runs none (alerts disabled here,
+    or a tenant the configuration does not name)."""
+    loops: dict[str, AlertLoop] = request.app.state.alert_loops
+    return loops.get(tenant)
+
+
+def _config(request: Request) -> AlertConfig:
+    config: AlertConfig = request.app.state.alert_config
+    return config
 
 
 @router.get("/alerts")
 def alerts(
     request: Request,
+    tenant: ReadTenant,
     limit: Annotated[int, Query(ge=1, le=500, description="alerts in the history")] = 50,
     rule: Annotated[str | None, Query(description="only this rule's alerts")] = None,
     state: Annotated[
@@ -37,21 +46,22 @@ def alerts(
 ) -> dict[str, Any]:
     """Current state per rule and group, and the history of alerts (newest first), each
     with its firing/resolved notices and its webhook delivery attempts."""
-    loop = _loop(request)
+    loop = _loop(request, tenant)
+    config = _config(request)
     current = [
         entry
-        for entry in loop.current()
+        for entry in (loop.current() if loop else [])
         if (rule is None or entry["rule"] == rule)
         and (state is None or entry["state"] == ("firing" if state == "firing" else "ok"))
     ]
     store: Store = request.app.state.service.store
     # Filtering by state after the query could leave the page short: fetch more, then cut.
     wanted = min(1000, limit * 4) if state else limit
-    fetched = store.alert_summaries(TENANT, limit=wanted, rule=rule)
+    fetched = store.alert_summaries(tenant, limit=wanted, rule=rule)
     history = [a for a in fetched if state is None or a["state"] == state][:limit]
     ids = [a["alert_id"] for a in history]
-    events = store.alert_events(TENANT, ids, per_alert=EVENTS_PER_ALERT)
-    deliveries = store.alert_deliveries(TENANT, ids, per_alert=DELIVERIES_PER_ALERT)
+    events = store.alert_events(tenant, ids, per_alert=EVENTS_PER_ALERT)
+    deliveries = store.alert_deliveries(tenant, ids, per_alert=DELIVERIES_PER_ALERT)
     by_alert: dict[str, dict[str, list[dict[str, Any]]]] = {
         i: {"events": [], "deliveries": []} for i in ids
     }
@@ -61,13 +71,13 @@ def alerts(
         by_alert[delivery["alert_id"]]["deliveries"].append(delivery)
     for alert in history:
         alert.update(by_alert[alert["alert_id"]])
-        rule_config = loop.config.rule(alert["rule"])
+        rule_config = config.rule(alert["rule"])
         alert["group_by"] = rule_config.group_by if rule_config else None
     return {
         "current": current,
         "history": history,
         "firing": sum(1 for entry in current if entry["state"] == "firing"),
-        "evaluated_at": loop.evaluated_at,
+        "evaluated_at": loop.evaluated_at if loop else None,
     }
 
 
@@ -75,11 +85,10 @@ def alerts(
 def alert_rules(request: Request) -> dict[str, Any]:
     """The configured rules (webhook URLs redacted), where they came from, how often
     they are evaluated and how notices are delivered."""
-    loop = _loop(request)
-    config = loop.config
+    config = _config(request)
     return {
         "source": str(config.source) if config.source else None,
-        "interval_seconds": loop.interval,
+        "interval_seconds": request.app.state.alert_interval,
         "dashboard_url": config.dashboard_url,
         "delivery": {
             "attempts": config.delivery.attempts,

@@ -11,16 +11,20 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from factledger.collector.access import DEFAULT_TENANT
+from factledger.collector.alerts.gauges import render_families
 from factledger.collector.alerts.loop import AlertLoop
-from factledger.collector.alerts.rules import load_alert_config
+from factledger.collector.alerts.rules import AlertConfig, load_alert_config
 from factledger.collector.api import router as api_router
 from factledger.collector.api_alerts import router as alerts_router
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
+from factledger.collector.readers import operator_scope, read_scope
 from factledger.collector.receiver import router as receiver_router
+from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import ValidationRunner
@@ -38,6 +42,8 @@ class Service:
     store: Store
     pipeline: Pipeline
     metrics: Metrics
+    redactor: Redactor | None = None
+    """None when redaction is switched off."""
 
 
 def create_app(settings: ServiceSettings, *, store: Store | None = None) -> FastAPI:
@@ -52,6 +58,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
                 dsn=settings.dsn,
                 database=settings.database,
                 retention_days=settings.retention_days,
+                cluster=settings.cluster,
             )
         )
         validation = (
@@ -59,6 +66,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
             if settings.validation_config
             else ValidationSettings()
         )
+        redactor = settings.redactor
         metrics = Metrics()
         wal = WriteAheadLog(
             settings.wal_dir, retain_seconds=settings.max_wait_seconds + settings.grace_seconds + 60
@@ -71,24 +79,25 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
             grace_seconds=settings.grace_seconds,
             max_wait_seconds=settings.max_wait_seconds,
             max_pending_spans=settings.queue_spans,
+            redactor=redactor,
         )
         pipeline.start()
-        app.state.service = Service(settings, opened, pipeline, metrics)
-        alerts = AlertLoop(
-            opened,
-            load_alert_config(settings.alerts_file),
-            interval=settings.alert_interval_seconds,
-            metrics=metrics,
-        )
-        alerts.start()
-        app.state.alerts = alerts
+        app.state.service = Service(settings, opened, pipeline, metrics, redactor)
+        alert_config = load_alert_config(settings.alerts_file)
+        loops = _alert_loops(settings, opened, alert_config, metrics)
+        for loop in loops.values():
+            loop.start()
+        app.state.alert_config = alert_config
+        app.state.alert_interval = settings.alert_interval_seconds
+        app.state.alert_loops = loops
         log.info(
             "factledger serving on %s:%d, store %s", settings.host, settings.port, settings.dsn
         )
         try:
             yield
         finally:
-            alerts.shutdown()
+            for loop in loops.values():
+                loop.shutdown()
             pipeline.shutdown()
             wal.close()
             if owned:
@@ -114,16 +123,26 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
         return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
 
     app.include_router(receiver_router)
-    app.include_router(api_router, prefix="/api/v1")
-    app.include_router(alerts_router, prefix="/api/v1")
+    # Every query route needs a read token once read tokens are configured, including
+    # any route that does not ask for a tenant.
+    readers = [Depends(read_scope)]
+    app.include_router(api_router, prefix="/api/v1", dependencies=readers)
+    app.include_router(alerts_router, prefix="/api/v1", dependencies=readers)
 
-    @app.get("/metrics", response_class=PlainTextResponse, tags=["operations"])
+    @app.get(
+        "/metrics",
+        response_class=PlainTextResponse,
+        tags=["operations"],
+        dependencies=[Depends(operator_scope)],
+    )
     def metrics(request: Request) -> Response:
         """Prometheus text format: spans received/stored/dropped, turns, findings, queues,
-        reject rates per model over the alert window, firing alerts."""
+        reject rates per model over the alert window, firing alerts. With read tokens
+        configured, only a token for every tenant (`*`) may scrape it."""
         service: Service = request.app.state.service
-        alerts: AlertLoop = request.app.state.alerts
-        text = service.metrics.render() + alerts.render_metrics()
+        loops: dict[str, AlertLoop] = request.app.state.alert_loops
+        families = [f for loop in loops.values() for f in loop.metric_families()]
+        text = service.metrics.render() + render_families(families)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.get("/healthz", tags=["operations"])
@@ -142,3 +161,26 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
         return {"status": "ready"}
 
     return app
+
+
+def _alert_loops(
+    settings: ServiceSettings, store: Store, config: AlertConfig, metrics: Metrics
+) -> dict[str, AlertLoop]:
+    """One alert loop per tenant; none on a replica with alerts disabled (in a deployment
+    of several replicas exactly one should evaluate, or every alert would fire twice)."""
+    if not settings.alerts_enabled:
+        log.info("alerts are disabled on this replica (FACTLEDGER_ALERTS_ENABLED=false)")
+        return {}
+    tenants = sorted(settings.access.tenants)
+    labelled = tenants != [DEFAULT_TENANT]
+    return {
+        tenant: AlertLoop(
+            store,
+            config,
+            tenant=tenant,
+            interval=settings.alert_interval_seconds,
+            metrics=metrics,
+            labels={"tenant": tenant} if labelled else None,
+        )
+        for tenant in tenants
+    }

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from factledger.collector.judging import Count, Judged, TurnJudge
+from factledger.collector.redaction import Redactor
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -65,6 +66,8 @@ class WorkerConfig:
     runner: ValidationRunner
     grace_seconds: float
     max_wait_seconds: float
+    redactor: Redactor | None = None
+    """Applied to the turns and verdicts stored, as in the in-thread mode."""
 
 
 @dataclass(frozen=True)
@@ -239,6 +242,7 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
         config.runner,
         grace_seconds=config.grace_seconds,
         max_wait_seconds=config.max_wait_seconds,
+        redactor=config.redactor,
     )
     # Judging allocates many short-lived containers that rarely form cycles: at the
     # default threshold (700) the cyclic collector took about 12% of judging time

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from factledger.collector import rows
+from factledger.collector.redaction import Redactor
 from factledger.processors.assembler import AssembledTurn, TurnAssembler
 from factledger.processors.model import Verdict
 from factledger.processors.runner import ValidationRunner
@@ -62,13 +63,19 @@ class Judged:
 
 
 def judged_rows(
-    assembled: AssembledTurn, verdict: Verdict, validated_at: datetime
+    assembled: AssembledTurn,
+    verdict: Verdict,
+    validated_at: datetime,
+    redactor: Redactor | None = None,
 ) -> tuple[Row, list[Row]]:
     """The `turns` row and the `findings` rows of one judged turn: the one place where a
-    verdict becomes rows."""
+    verdict becomes rows. Judged on the raw turn; stored redacted when `redactor` is set."""
     started = _datetime(assembled.started_at_ns)
+    turn, verdict = (
+        redactor.judged(assembled.turn, verdict) if redactor else (assembled.turn, verdict)
+    )
     turn_row = rows.turn_row(
-        assembled.turn,
+        turn,
         verdict,
         version=assembled.version,
         started_at=started,
@@ -76,9 +83,7 @@ def judged_rows(
         validated_at=validated_at,
         span_ids=assembled.span_ids,
     )
-    finding_rows = rows.finding_rows(
-        assembled.turn, verdict, version=assembled.version, started_at=started
-    )
+    finding_rows = rows.finding_rows(turn, verdict, version=assembled.version, started_at=started)
     return turn_row, finding_rows
 
 
@@ -107,8 +112,10 @@ class TurnJudge:
         max_wait_seconds: float,
         clock: Callable[[], float] = time.monotonic,
         max_open_turns: int = MAX_OPEN_TURNS,
+        redactor: Redactor | None = None,
     ) -> None:
         self._runner = runner
+        self._redactor = redactor
         self._assembler = TurnAssembler(
             clock,
             grace_seconds=grace_seconds,
@@ -161,7 +168,7 @@ class TurnJudge:
         for assembled in due:
             try:
                 verdict = self._runner.validate(assembled.turn)
-                turn_row, findings = judged_rows(assembled, verdict, validated_at)
+                turn_row, findings = judged_rows(assembled, verdict, validated_at, self._redactor)
             except Exception:  # one turn that cannot be shaped never costs its neighbours
                 log.exception("judging turn %s failed", assembled.turn.turn_id)
                 counts.append(Count("factledger_turns_failed_total"))

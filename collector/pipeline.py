@@ -35,6 +35,7 @@ from factledger.collector import otlp, rows
 from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied
 from factledger.collector.judging import Judged, TurnJudge
 from factledger.collector.metrics import Metrics
+from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreError
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import ValidationRunner
@@ -87,8 +88,8 @@ class Pipeline:
         max_wait_seconds: float = 60.0,
         max_pending_spans: int = 200_000,
         clock: Callable[[], float] = time.monotonic,
-        tenant: str = "default",
         recovery_seconds: float = 3600.0,
+        redactor: Redactor | None = None,
         judge_in_process: bool = True,
     ) -> None:
         self._store = store
@@ -96,8 +97,8 @@ class Pipeline:
         self._metrics = metrics
         self._clock = clock
         self._max_pending = max_pending_spans
-        self._tenant = tenant
         self._recovery_seconds = recovery_seconds
+        self._redactor = redactor
         self._pending = 0
         self._pending_lock = threading.Lock()
         self._ingest: queue.Queue[_Batch] = queue.Queue()
@@ -105,13 +106,14 @@ class Pipeline:
         self._judge: TurnJudge | None = None
         self._worker_config: WorkerConfig | None = None
         if judge_in_process:
-            self._worker_config = WorkerConfig(runner, grace_seconds, max_wait_seconds)
+            self._worker_config = WorkerConfig(runner, grace_seconds, max_wait_seconds, redactor)
         else:
             self._judge = TurnJudge(
                 runner,
                 grace_seconds=grace_seconds,
                 max_wait_seconds=max_wait_seconds,
                 clock=clock,
+                redactor=redactor,
             )
         self._worker: JudgeWorker | None = None
         self._worker_failures = 0
@@ -199,9 +201,14 @@ class Pipeline:
         """Turns in flight at the last stop: their spans were stored (so no longer in the
         write-ahead log) but no verdict was. Read them back so they are judged."""
         since = datetime.now(UTC) - timedelta(seconds=self._recovery_seconds)
+        traces: list[str] = []
+        stored: list[dict[str, object]] = []
         try:
-            traces = self._store.open_traces(self._tenant, since)
-            stored = self._store.spans_for_traces(self._tenant, traces) if traces else []
+            for tenant in self._store.recent_tenants(since):
+                open_traces = self._store.open_traces(tenant, since)
+                if open_traces:
+                    traces += open_traces
+                    stored += self._store.spans_for_traces(tenant, open_traces)
         except Exception:  # recovery is best effort; ingest must start regardless
             log.exception("reading open turns back from the store failed")
             return
@@ -256,7 +263,7 @@ class Pipeline:
             return
         spans = [s for b in batches for s in b.spans]
         now_ms = int(time.time() * 1000)
-        span_rows = [rows.span_row(s, now_ms) for s in spans]
+        span_rows = [rows.span_row(self._stored_span(s), now_ms) for s in spans]
         if not self._insert("spans", self._store.insert_spans, span_rows):
             # Stopping before the spans were stored: keep them in the write-ahead log
             # (no release), so the next start stores them.
@@ -419,6 +426,11 @@ class Pipeline:
         self._worker_failures += 1
         delay = _RESTART_SECONDS[min(self._worker_failures - 1, len(_RESTART_SECONDS) - 1)]
         self._restart_at = time.monotonic() + delay
+
+    def _stored_span(self, span: SpanRecord) -> SpanRecord:
+        """The span as stored: redacted when redaction is on. Turn assembly keeps the raw
+        span, so validation compares the real values."""
+        return self._redactor.span(span) if self._redactor else span
 
     def _insert(
         self, what: str, insert: Callable[[list[list[object]]], object], batch: list[list[object]]

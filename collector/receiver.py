@@ -7,18 +7,19 @@ Status codes follow the OTLP/HTTP specification:
 |---|---|
 | accepted (some spans may be rejected: `partial_success` says how many and why) | 200 |
 | body that does not decode | 400 |
-| bearer token required and missing or wrong | 401 |
+| ingest tokens configured and the bearer token missing or unknown | 401 |
 | decompressed body above the limit | 413 |
 | media type or content encoding not supported | 415 |
 | pipeline full or shutting down (retryable; `Retry-After` set) | 503 |
 
 Capacity and authorization are checked before the body is read. Replies use the
-request's media type (protobuf or JSON); error bodies are `google.rpc.Status`.
+request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
+bearer token picks the tenant written into every row of the request's spans
+(`collector.access`).
 """
 
 from __future__ import annotations
 
-import hmac
 import time
 
 from fastapi import APIRouter, Request, Response
@@ -43,8 +44,9 @@ async def export_traces(request: Request) -> Response:
     service = request.app.state.service
     content_type = request.headers.get("content-type", "")
     reply_type = otlp.response_content_type(content_type)
-    token = service.settings.ingest_token
-    if token is not None and not _authorized(request.headers.get("authorization", ""), token):
+    tenant = service.settings.access.ingest_tenant(request.headers.get("authorization", ""))
+    if tenant is None:
+        service.metrics.inc("factledger_requests_refused_total", reason="401")
         return _error(reply_type, 401, "missing or invalid bearer token")
     try:
         otlp.media_of(content_type)
@@ -57,7 +59,7 @@ async def export_traces(request: Request) -> Response:
     try:
         raw = await _read_limited(request, limit)
         body = otlp.decompress(raw, request.headers.get("content-encoding"), limit=limit)
-        result = await run_in_threadpool(otlp.decode_request, body, reply_type, tenant="default")
+        result = await run_in_threadpool(otlp.decode_request, body, reply_type, tenant=tenant)
     except Exception as exc:
         status = otlp.http_status_for(exc)
         if status is None:
@@ -71,7 +73,7 @@ async def export_traces(request: Request) -> Response:
     )
     try:
         if spans:
-            await run_in_threadpool(service.pipeline.submit, reply_type, "default", body, spans)
+            await run_in_threadpool(service.pipeline.submit, reply_type, tenant, body, spans)
     except (PipelineFull, PipelineClosed):
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
     payload = otlp.encode_response(reply_type, rejected, message)
@@ -104,14 +106,6 @@ def _within_retention(
     return kept, result.rejected + refused, message
 
 
-def _authorized(header: str, token: str) -> bool:
-    scheme, _, given = header.partition(" ")
-    # compare_digest keeps the comparison time independent of where the tokens differ
-    return scheme.lower() == "bearer" and hmac.compare_digest(
-        given.strip().encode(), token.encode()
-    )
-
-
 async def _read_limited(request: Request, limit: int) -> bytes:
     """The raw body, refusing more than `limit` bytes even before decompression."""
     declared = request.headers.get("content-length")
@@ -128,7 +122,9 @@ async def _read_limited(request: Request, limit: int) -> bytes:
 
 
 def _error(media: str, status: int, message: str, *, retry: bool = False) -> Response:
-    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if retry else None
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if retry else {}
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
     return Response(
         otlp.encode_status(media, _RPC_CODE.get(status, 2), message),
         status_code=status,

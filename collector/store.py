@@ -16,6 +16,7 @@ Exceptions::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import struct
@@ -30,6 +31,8 @@ from typing import Any, Literal
 import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError, OperationalError
+
+from factledger.schemas.cluster import cluster_database_statement, cluster_statements
 
 from .rows import (
     ALERT_COLUMNS,
@@ -119,6 +122,8 @@ class StoreConfig:
     dsn: str
     database: str = "factledger"
     retention_days: int = 30
+    cluster: str = ""
+    """A ClickHouse cluster name: replicated tables behind Distributed ones (server only)."""
 
     def __post_init__(self) -> None:
         scheme = self.dsn.partition(":")[0].lower()
@@ -131,6 +136,10 @@ class StoreConfig:
             )
         if not 1 <= self.retention_days <= 36_500:
             raise ValueError(f"retention_days must be 1..36500, not {self.retention_days}")
+        if self.cluster and not _DATABASE_NAME.fullmatch(self.cluster):
+            raise ValueError(f"cluster name must be letters, digits and _: {self.cluster!r}")
+        if self.cluster and self.embedded:
+            raise ValueError("a cluster needs a ClickHouse server DSN (http:// or https://)")
 
     @property
     def embedded(self) -> bool:
@@ -152,6 +161,48 @@ def schema_statements(database: str, retention_days: int) -> list[str]:
         lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
         statements.extend(s.strip() for s in "\n".join(lines).split(";") if s.strip())
     return statements
+
+
+def ddl_statements(config: StoreConfig) -> list[str]:
+    """What `Store.open` runs: the database, then every schema statement; rendered with
+    `ON CLUSTER`, replicated local tables and Distributed front tables for a cluster."""
+    statements = schema_statements(config.database, config.retention_days)
+    if not config.cluster:
+        return [f"CREATE DATABASE IF NOT EXISTS {config.database}", *statements]
+    return [
+        cluster_database_statement(config.database, config.cluster),
+        *cluster_statements(statements, config.database, config.cluster),
+    ]
+
+
+def client_settings(config: StoreConfig) -> dict[str, Any]:
+    """Session settings of the store's connection. On a cluster, `IN (subquery)` reads the
+    shard-local table: every version, finding and review of a turn lives on the turn's
+    shard (schemas/cluster.py), so the answer is the same and no data crosses shards.
+    Queries that must see other shards say `GLOBAL IN`."""
+    return {"distributed_product_mode": "local"} if config.cluster else {}
+
+
+_DEDUP_KEYS: Mapping[str, tuple[int, ...]] = {
+    "spans": (1, 2, 3),  # Tenant, TraceId, SpanId
+    "turns": (0, 1, 2),  # Tenant, TurnId, Version
+    "findings": (0, 1, 2, 3),  # Tenant, TurnId, Version, Idx
+}
+"""Positions of the columns that identify a row, per table; other tables hash whole rows."""
+
+
+def deduplication_token(table: str, rows: Sequence[Sequence[Any]]) -> str:
+    """The `insert_deduplication_token` of one INSERT: equal for a resend of the same rows,
+    so ClickHouse stores a retried batch once (tables keep a deduplication window: see
+    schemas/008_deduplication.sql). Spans, turn versions and findings are identified by
+    their ids; a span is immutable once ended, so equal ids mean an equal row."""
+    digest = hashlib.blake2b(table.encode(), digest_size=16)
+    positions = _DEDUP_KEYS.get(table)
+    for row in rows:
+        picked = [row[i] for i in positions] if positions else row
+        digest.update(repr(picked).encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def _retryable(exc: ClickHouseError) -> bool:
@@ -192,12 +243,13 @@ class Store:
         """
         extra: dict[str, Any] = {} if config.embedded else {"autogenerate_session_id": False}
         with _translated("connecting to ClickHouse"):
-            client = clickhouse_connect.get_client(dsn=config.dsn, **extra)
+            client = clickhouse_connect.get_client(
+                dsn=config.dsn, settings=client_settings(config), **extra
+            )
         store = cls(client, config)
         try:
             with _translated("applying the schema"):
-                client.command(f"CREATE DATABASE IF NOT EXISTS {config.database}")
-                for statement in schema_statements(config.database, config.retention_days):
+                for statement in ddl_statements(config):
                     client.command(statement)
         except BaseException:
             store.close()
@@ -252,6 +304,11 @@ class Store:
                     column_names=list(columns),
                     database=self._db,
                     column_oriented=True,
+                    settings={
+                        "insert_deduplication_token": deduplication_token(table, chunk),
+                        # A view's target (turn_versions) skips the block its source skipped.
+                        "deduplicate_blocks_in_dependent_materialized_views": 1,
+                    },
                 )
         return len(rows)
 
@@ -765,6 +822,15 @@ class Store:
 
     # --- recovery -------------------------------------------------------------------------
 
+    def recent_tenants(self, since: datetime) -> list[str]:
+        """The tenants with spans ingested at or after `since`, sorted."""
+        rows = self._query(
+            "SELECT DISTINCT Tenant FROM {db}.spans"
+            " WHERE IngestedAt >= fromUnixTimestamp64Milli({since_ms:Int64}) ORDER BY Tenant",
+            {"since_ms": epoch_ms(since)},
+        )
+        return [row["Tenant"] for row in rows]
+
     def open_traces(self, tenant: str, since: datetime, limit: int = MAX_OPEN_TRACES) -> list[str]:
         """Trace ids with spans ingested at or after `since` and no turn row yet, sorted:
         the turns that were in flight when the process stopped. At most `limit`."""
@@ -772,7 +838,9 @@ class Store:
         rows = self._query(
             "SELECT DISTINCT TraceId FROM {db}.spans WHERE Tenant = {tenant:String}"
             " AND IngestedAt >= fromUnixTimestamp64Milli({since_ms:Int64})"
-            " AND TraceId NOT IN (SELECT TraceId FROM {db}.turns WHERE Tenant = {tenant:String})"
+            # GLOBAL: on a cluster a trace's spans and its turns may sit on different shards.
+            " AND TraceId GLOBAL NOT IN"
+            " (SELECT TraceId FROM {db}.turns WHERE Tenant = {tenant:String})"
             " ORDER BY TraceId LIMIT {limit:UInt32}",
             {"tenant": tenant, "since_ms": epoch_ms(since), "limit": limit},
         )

@@ -5,7 +5,8 @@ Exceptions::
 
     ApiError            the API answered with an error status, or with something not JSON
      ├─ ApiUnavailable  the service could not be reached (refused, timed out, DNS)
-     └─ NotFound        404: no such turn, or an endpoint this service does not have
+     ├─ NotFound        404: no such turn, or an endpoint this service does not have
+     └─ Forbidden       401/403: no or an unknown read token, or a tenant it does not cover
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ DEFAULT_API_URL = "http://127.0.0.1:4318"
 API_ENV = "FACTLEDGER_API"
 """The service's base URL (without /api/v1) for the dashboard; `factledger dashboard --api`
 sets it."""
+TOKEN_ENV = "FACTLEDGER_READ_TOKEN"
+"""The dashboard's read token, when the service requires one (FACTLEDGER_READ_TOKENS)."""
 DEFAULT_TIMEOUT_SECONDS = 15.0
 
 GroupBy = Literal["model", "agent", "service", "kind"]
@@ -169,6 +172,10 @@ class NotFound(ApiError):
     """404: the turn or the endpoint does not exist on this service."""
 
 
+class Forbidden(ApiError):
+    """401 or 403: the service wants a read token, or this token does not cover the tenant."""
+
+
 @dataclass(frozen=True)
 class TurnQuery:
     """Filters of GET /turns. Empty strings and None mean "any"."""
@@ -203,23 +210,41 @@ class TurnQuery:
 
 
 class ApiClient:
-    """Blocking calls to one FactLedger service. Safe to share between threads (the
-    httpx client is); `close()` releases the connections."""
+    """Blocking calls to one FactLedger service, as the bearer of `token` (None: no
+    token) reading `tenant` (None: the token's default tenant). Safe to share between
+    threads (the httpx client is); `close()` releases the connections."""
 
     def __init__(
         self,
         base_url: str = DEFAULT_API_URL,
         *,
+        token: str | None = None,
+        tenant: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         transport: httpx.BaseTransport | None = None,
+        _http: httpx.Client | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(
-            base_url=f"{self.base_url}/api/v1", timeout=timeout, transport=transport
+        self.tenant = tenant
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        self._http = _http or httpx.Client(
+            base_url=f"{self.base_url}/api/v1",
+            timeout=timeout,
+            transport=transport,
+            headers=headers,
         )
+
+    def with_tenant(self, tenant: str | None) -> ApiClient:
+        """The same connection reading another tenant."""
+        return ApiClient(self.base_url, tenant=tenant, _http=self._http)
 
     def close(self) -> None:
         self._http.close()
+
+    def tenants(self) -> tuple[list[str], str]:
+        """The tenants this token may read, and the one read when none is named."""
+        answer = self._get("/tenants")
+        return [str(t) for t in answer.get("tenants", [])], str(answer.get("default", ""))
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -267,6 +292,10 @@ class ApiClient:
         return self._send("GET", path, params=params)
 
     def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        if self.tenant:
+            params = kwargs.get("params")
+            pairs = list(params.items()) if isinstance(params, Mapping) else list(params or [])
+            kwargs["params"] = [*pairs, ("tenant", self.tenant)]
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
@@ -275,6 +304,8 @@ class ApiClient:
             ) from exc
         if response.status_code == 404:
             raise NotFound(_detail(response), status=404)
+        if response.status_code in (401, 403):
+            raise Forbidden(_detail(response), status=response.status_code)
         if response.status_code >= 400:
             raise ApiError(
                 f"{method} {path} answered {response.status_code}: {_detail(response)}",

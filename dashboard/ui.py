@@ -14,9 +14,12 @@ import streamlit as st
 from factledger.dashboard.client import (
     API_ENV,
     DEFAULT_API_URL,
+    TOKEN_ENV,
     ApiClient,
     ApiError,
     ApiUnavailable,
+    Forbidden,
+    NotFound,
 )
 from factledger.dashboard.figures import parse_time
 from factledger.dashboard.highlight import stylesheet
@@ -45,13 +48,33 @@ def api_url() -> str:
 
 
 @st.cache_resource(show_spinner=False)
-def _client(url: str) -> ApiClient:
-    return ApiClient(url)
+def _client(url: str, token: str) -> ApiClient:
+    return ApiClient(url, token=token or None)
 
 
 def client() -> ApiClient:
-    """The shared client of this dashboard process (one connection pool)."""
-    return _client(api_url())
+    """The shared client of this dashboard process (one connection pool), reading as
+    FACTLEDGER_READ_TOKEN when set."""
+    return _client(api_url(), os.environ.get(TOKEN_ENV, "").strip())
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def _tenants(url: str, token: str) -> tuple[list[str], str]:
+    try:
+        return _client(url, token).tenants()
+    except NotFound:  # a service without tenants: read what it serves
+        return [], ""
+
+
+def tenant_client(api: ApiClient) -> ApiClient:
+    """`api` reading the tenant chosen in the sidebar; the chooser appears only when the
+    token may read more than one tenant."""
+    tenants, default = _tenants(api_url(), os.environ.get(TOKEN_ENV, "").strip())
+    if len(tenants) < 2:
+        return api
+    index = tenants.index(default) if default in tenants else 0
+    chosen = st.sidebar.selectbox("Tenant", tenants, index=index, key="fl-tenant")
+    return api.with_tenant(chosen)
 
 
 def styles() -> None:
@@ -67,7 +90,7 @@ def guarded(render: Callable[[ApiClient], None]) -> Callable[[], None]:
         styles()
         api = client()
         try:
-            render(api)
+            render(tenant_client(api))
         except ApiUnavailable:
             st.warning(
                 f"**The FactLedger service is not reachable** at `{api.base_url}`.\n\n"
@@ -75,6 +98,13 @@ def guarded(render: Callable[[ApiClient], None]) -> Callable[[], None]:
                 "dashboard and demo traffic together), or point the dashboard at it with "
                 "`factledger dashboard --api URL`. This page retries when you reload it.",
                 icon=":material/cloud_off:",
+            )
+        except Forbidden as exc:
+            st.warning(
+                f"**The FactLedger API refused this dashboard's read token** ({exc}).\n\n"
+                f"Set `{TOKEN_ENV}` for the dashboard to a read token of the tenants it "
+                "should show (the service's FACTLEDGER_READ_TOKENS).",
+                icon=":material/lock:",
             )
         except ApiError as exc:
             st.error(f"**The FactLedger API answered an error.** {exc}", icon=":material/error:")

@@ -6,7 +6,13 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_STORE | chdb:///<data dir>/chdb | `chdb:///path` or `http(s)://user:pw@host:8123` |
 | FACTLEDGER_DATA_DIR | ./.factledger | embedded store and write-ahead log |
 | FACTLEDGER_DATABASE | factledger | ClickHouse database |
-| FACTLEDGER_INGEST_TOKEN | (none) | bearer token required on /v1/traces when set |
+| FACTLEDGER_INGEST_TOKEN | (none) | one bearer token for /v1/traces, tenant `default` |
+| FACTLEDGER_INGEST_TOKENS | (none) | `tenant:token,...`: ingest tokens and their tenants |
+| FACTLEDGER_READ_TOKENS | (none) | `tenant:token,...` (`*` = every tenant): query API tokens |
+| FACTLEDGER_TOKENS_FILE | (none) | TOML file of ingest and read tokens (collector/access.py) |
+| FACTLEDGER_REDACTION | (none) | redaction TOML (docs/redaction.md); none: built-in secrets |
+| FACTLEDGER_CLUSTER | (none) | ClickHouse cluster name: replicated + distributed tables |
+| FACTLEDGER_ALERTS_ENABLED | true | run the alert loop (one replica per deployment should) |
 | FACTLEDGER_MAX_BODY_BYTES | 67108864 | decompressed request size limit (413 above) |
 | FACTLEDGER_GRACE_SECONDS | 2 | quiet time after a turn's root ends before it is judged |
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
@@ -21,10 +27,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from factledger.collector.access import AccessConfig
+from factledger.collector.redaction import Redactor
 from factledger.processors.errors import ConfigError
 
 DEFAULT_PORT = 4318
@@ -38,7 +46,12 @@ class ServiceSettings:
     data_dir: Path = Path(".factledger")
     store_dsn: str = ""
     database: str = "factledger"
-    ingest_token: str | None = None
+    access: AccessConfig = field(default_factory=AccessConfig)
+    redactor: Redactor | None = field(default_factory=Redactor.default)
+    """What is redacted before storage; None: nothing (FACTLEDGER_REDACTION file with
+    `enabled = false`)."""
+    cluster: str = ""
+    alerts_enabled: bool = True
     max_body_bytes: int = 64 * 1024 * 1024
     grace_seconds: float = 2.0
     max_wait_seconds: float = 60.0
@@ -67,7 +80,15 @@ class ServiceSettings:
             data_dir=Path(env.get("FACTLEDGER_DATA_DIR", ".factledger")),
             store_dsn=env.get("FACTLEDGER_STORE", ""),
             database=_identifier(env, "FACTLEDGER_DATABASE", "factledger"),
-            ingest_token=env.get("FACTLEDGER_INGEST_TOKEN") or None,
+            access=AccessConfig.load(
+                file=_path(env, "FACTLEDGER_TOKENS_FILE"),
+                ingest_env=env.get("FACTLEDGER_INGEST_TOKENS", ""),
+                read_env=env.get("FACTLEDGER_READ_TOKENS", ""),
+                single_ingest_token=env.get("FACTLEDGER_INGEST_TOKEN", ""),
+            ),
+            redactor=Redactor.load(_path(env, "FACTLEDGER_REDACTION")),
+            cluster=_identifier(env, "FACTLEDGER_CLUSTER", ""),
+            alerts_enabled=_flag(env, "FACTLEDGER_ALERTS_ENABLED", True),
             max_body_bytes=_number(env, "FACTLEDGER_MAX_BODY_BYTES", 64 * 1024 * 1024, int),
             grace_seconds=_number(env, "FACTLEDGER_GRACE_SECONDS", 2.0, float),
             max_wait_seconds=_number(env, "FACTLEDGER_MAX_WAIT_SECONDS", 60.0, float),
@@ -85,6 +106,11 @@ class ServiceSettings:
             ("chdb://", "http://", "https://")
         ):
             raise ConfigError("FACTLEDGER_STORE must start with chdb://, http:// or https://")
+        if settings.cluster and settings.dsn.startswith("chdb://"):
+            raise ConfigError(
+                "FACTLEDGER_CLUSTER needs a ClickHouse server: set FACTLEDGER_STORE to an"
+                " http(s):// DSN of one of the cluster's nodes"
+            )
         if not 0 < settings.port < 65536:
             raise ConfigError(f"--port must be between 1 and 65535, not {settings.port}")
         return settings
@@ -105,6 +131,24 @@ def _number(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
 
 def _identifier(env: Mapping[str, str], name: str, default: str) -> str:
     value = env.get(name) or default
-    if not value.replace("_", "").isalnum():
+    if value and not value.replace("_", "").isalnum():
         raise ConfigError(f"{name} must be letters, digits and underscores, not {value!r}")
     return value
+
+
+def _path(env: Mapping[str, str], name: str) -> Path | None:
+    raw = env.get(name)
+    return Path(raw) if raw else None
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in _TRUE | _FALSE:
+        return raw in _TRUE
+    raise ConfigError(f"{name} must be true or false, not {raw!r}")

@@ -8,13 +8,13 @@ alternations so a reply is scanned once per language, not once per rule.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .config_files import read_toml
 from .errors import ConfigError
 
 DEFAULT_RULES_PATH = Path(__file__).with_name("claim_rules.toml")
@@ -68,10 +68,7 @@ def load_claim_rules(path: Path | None = None) -> ClaimRules:
 
 @lru_cache(maxsize=8)
 def _load(path: Path) -> ClaimRules:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"claim rules {path}: {exc}") from exc
+    data = read_toml(path, "claim rules")
     raw_rules = data.get("rule")
     if not isinstance(raw_rules, list) or not raw_rules:
         raise ConfigError(f"claim rules {path}: no [[rule]] tables")

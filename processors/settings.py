@@ -13,12 +13,12 @@ Read once into a frozen object. A TOML file may hold:
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .config_files import read_toml
 from .errors import ConfigError
 from .kinds import Kind, Severity
 
@@ -32,10 +32,7 @@ class ValidationSettings:
 
     @classmethod
     def from_toml(cls, path: Path) -> ValidationSettings:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{path}: {exc}") from exc
+        data = read_toml(path, "the validation settings")
         section = data.get("validation", {})
         if not isinstance(section, dict):
             raise ConfigError(f"{path}: [validation] must be a table")

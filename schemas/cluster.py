@@ -35,6 +35,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CREATE_TABLE = re.compile(r"^CREATE TABLE IF NOT EXISTS (\w+)\.(\w+)(?=\s)")
 _CREATE_VIEW = re.compile(r"^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+)\.(\w+)(?=\s)")
 _ALTER_TABLE = re.compile(r"^ALTER TABLE (\w+)\.(\w+)(?=\s)")
+_NON_REPLICATED_SETTING = "non_replicated_deduplication_window"
 _ENGINE = re.compile(r"ENGINE = (\w*MergeTree)(?:\(([^()]*)\))?")
 
 
@@ -67,6 +68,8 @@ def _render(statement: str, database: str, cluster: str) -> list[str]:
     if match := _CREATE_VIEW.match(statement):
         return [_view(statement, match, database, cluster)]
     if match := _ALTER_TABLE.match(statement):
+        if _NON_REPLICATED_SETTING in statement:
+            return []  # replicated tables deduplicate retried inserts by themselves
         # A migration: the column must exist on the local table and on the front table.
         db, table = match.group(1), match.group(2)
         rest = statement[match.end() :]

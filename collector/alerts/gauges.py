@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from ..store import Store, StoreError
@@ -33,16 +34,47 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def gauge_family(name: str, help_text: str, samples: Iterable[tuple[str, float]]) -> list[str]:
+Sample = tuple[str, float]
+"""The rendered labels (`{a="b"}`) and the value of one sample."""
+
+
+@dataclass(frozen=True)
+class GaugeFamily:
+    """One gauge metric: its name, HELP text and samples."""
+
+    name: str
+    help_text: str
+    samples: tuple[Sample, ...]
+
+
+def gauge_family(name: str, help_text: str, samples: Iterable[Sample]) -> list[str]:
     """The text lines of one gauge: HELP, TYPE and `name{labels} value` per sample."""
     lines = [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
     lines.extend(f"{name}{labels} {value!r}" for labels, value in samples)
     return lines
 
 
+def render_families(families: Iterable[GaugeFamily]) -> str:
+    """Prometheus text of `families`, merging families of one name (several tenants' alert
+    loops each give their own samples; a name may be described only once per scrape)."""
+    merged: dict[str, GaugeFamily] = {}
+    for family in families:
+        seen = merged.get(family.name)
+        merged[family.name] = (
+            family
+            if seen is None
+            else GaugeFamily(family.name, seen.help_text, seen.samples + family.samples)
+        )
+    lines: list[str] = []
+    for family in merged.values():
+        lines += gauge_family(family.name, family.help_text, family.samples)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 class RejectRateGauges:
-    """`render()` gives `factledger_reject_rate{model}`, `factledger_flag_rate{model}` and
-    `factledger_window_turns{model}` over the last `window`. Thread-safe."""
+    """`families()` gives `factledger_reject_rate{model}`, `factledger_flag_rate{model}` and
+    `factledger_window_turns{model}` over the last `window`, each sample also carrying
+    `labels` (a tenant, where there are several). Thread-safe."""
 
     def __init__(
         self,
@@ -50,29 +82,34 @@ class RejectRateGauges:
         tenant: str,
         window: timedelta = timedelta(minutes=15),
         *,
+        labels: Mapping[str, str] | None = None,
         cache_seconds: float = CACHE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._store = store
         self._tenant = tenant
+        self._labels = dict(labels or {})
         # The folding rule: one window, no baseline; the other fields do not matter here.
         self._rule = AlertRule(name="metrics", window=window, baseline_windows=0)
         self._cache_seconds = cache_seconds
         self._clock = clock
         self._wall = wall_clock
         self._lock = threading.Lock()
-        self._cached: tuple[float, str] | None = None
+        self._cached: tuple[float, tuple[GaugeFamily, ...]] | None = None
 
     def render(self) -> str:
+        return render_families(self.families())
+
+    def families(self) -> tuple[GaugeFamily, ...]:
         with self._lock:
             if self._cached is not None and self._clock() - self._cached[0] < self._cache_seconds:
                 return self._cached[1]
-            text = self._compute()
-            self._cached = (self._clock(), text)
-            return text
+            families = self._compute()
+            self._cached = (self._clock(), families)
+            return families
 
-    def _compute(self) -> str:
+    def _compute(self) -> tuple[GaugeFamily, ...]:
         span = windows(self._rule, self._wall())
         try:
             series = self._store.reject_rate(
@@ -80,7 +117,7 @@ class RejectRateGauges:
             )
         except (StoreError, ValueError) as exc:
             log.warning("reject-rate gauges left out of the scrape: %s", exc)
-            return ""
+            return ()
         rejected, _ = fold(self._rule, series, span)
         flagged, _ = fold(
             AlertRule(name="metrics", window=self._rule.window, baseline_windows=0, verdict="flag"),
@@ -89,25 +126,28 @@ class RejectRateGauges:
         )
         minutes = int(self._rule.window.total_seconds()) // 60
         over = f"over the last {minutes} minutes, per model"
-        lines = gauge_family(
-            "factledger_reject_rate",
-            f"Rejected over validated turns {over}.",
-            _samples(rejected, lambda s: s.rate),
+        return (
+            GaugeFamily(
+                "factledger_reject_rate",
+                f"Rejected over validated turns {over}.",
+                self._samples(rejected, lambda s: s.rate),
+            ),
+            GaugeFamily(
+                "factledger_flag_rate",
+                f"Turns flagged for human verification over validated turns {over}.",
+                self._samples(flagged, lambda s: s.rate),
+            ),
+            GaugeFamily(
+                "factledger_window_turns",
+                f"Validated turns {over}.",
+                self._samples(rejected, lambda s: float(s.turns)),
+            ),
         )
-        lines += gauge_family(
-            "factledger_flag_rate",
-            f"Turns flagged for human verification over validated turns {over}.",
-            _samples(flagged, lambda s: s.rate),
-        )
-        lines += gauge_family(
-            "factledger_window_turns",
-            f"Validated turns {over}.",
-            _samples(rejected, lambda s: float(s.turns)),
-        )
-        return "\n".join(lines) + "\n"
 
-
-def _samples(
-    stats: dict[str, GroupStats], read: Callable[[GroupStats], float]
-) -> list[tuple[str, float]]:
-    return [(prometheus_labels(model=key), read(stats[key])) for key in sorted(stats)]
+    def _samples(
+        self, stats: dict[str, GroupStats], read: Callable[[GroupStats], float]
+    ) -> tuple[Sample, ...]:
+        return tuple(
+            (prometheus_labels(**self._labels, model=key), read(stats[key]))
+            for key in sorted(stats)
+        )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -23,7 +23,7 @@ from .. import rows
 from ..metrics import Metrics
 from ..store import MAX_LIST_LIMIT, Store, StoreError
 from .evaluator import AlertEvent, Decision, FiringAlert, evaluate, step
-from .gauges import RejectRateGauges, gauge_family, prometheus_labels
+from .gauges import GaugeFamily, RejectRateGauges, prometheus_labels, render_families
 from .notifier import DeliveryAttempt, Notifier
 from .payloads import alert_message, payload
 from .rules import AlertConfig, AlertRule, redact_url
@@ -114,6 +114,7 @@ class AlertLoop:
         clock: Callable[[], datetime] = _utcnow,
         new_id: Callable[[], str] = _new_id,
         notifier: Notifier | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be positive, not {interval}")
@@ -128,8 +129,12 @@ class AlertLoop:
             self._record_delivery, config.delivery, metrics=metrics
         )
         model_rule = next((r for r in config.rules if r.group_by == "model"), None)
+        self._labels = dict(labels or {})
         self.gauges = RejectRateGauges(
-            store, tenant, model_rule.window if model_rule else config.rules[0].window
+            store,
+            tenant,
+            model_rule.window if model_rule else config.rules[0].window,
+            labels=self._labels,
         )
         self._states: dict[tuple[str, str], FiringAlert] = {}
         self._decisions: dict[str, tuple[datetime, list[Decision]]] = {}
@@ -342,13 +347,23 @@ class AlertLoop:
                 entry.update(alert_id=None, fired_at=None, notified_at=None)
         return sorted(entries.values(), key=lambda e: (e["state"] != "firing", e["rule"], e["key"]))
 
+    @property
+    def tenant(self) -> str:
+        return self._tenant
+
     def render_metrics(self) -> str:
         """Prometheus text: the reject-rate gauges and `factledger_alert_firing{rule,key}`."""
+        return render_families(self.metric_families())
+
+    def metric_families(self) -> tuple[GaugeFamily, ...]:
+        """The reject-rate gauges and `factledger_alert_firing{rule,key}`, every sample with
+        this loop's `labels`."""
         with self._state_lock:
             firing = sorted(self._states)
-        lines = gauge_family(
-            "factledger_alert_firing",
-            "1 for every (rule, group) whose alert is firing.",
-            [(prometheus_labels(rule=name, key=key), 1.0) for name, key in firing],
+        samples = tuple(
+            (prometheus_labels(**self._labels, rule=name, key=key), 1.0) for name, key in firing
         )
-        return self.gauges.render() + "\n".join(lines) + "\n"
+        firing_family = GaugeFamily(
+            "factledger_alert_firing", "1 for every (rule, group) whose alert is firing.", samples
+        )
+        return (*self.gauges.families(), firing_family)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 
 GroupBy = Literal["model", "agent", "service", "kind"]
@@ -172,10 +172,7 @@ def load_alert_config(path: Path | None) -> AlertConfig:
     """
     if path is None:
         return AlertConfig()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+    data = read_toml(path, "alert rules")
     return alert_config_from_mapping(data, source=path)
 
 

@@ -45,12 +45,20 @@ def _span(
 
 
 def turn_request(
-    index: int, *, hallucinate: bool, model: str = "gpt-4o"
+    index: int,
+    *,
+    hallucinate: bool,
+    model: str = "gpt-4o",
+    user_text: str | None = None,
+    result: str | None = None,
+    reply: str | None = None,
+    agent_attributes: dict[str, Any] | None = None,
 ) -> tuple[bytes, list[str]]:
     """One agent turn as an OTLP/JSON request body, and its span ids.
 
     The agent looks up an order and replies; when `hallucinate` is set the reply also
-    claims a refund it never issued and quotes an invented ticket key.
+    claims a refund it never issued and quotes an invented ticket key. `user_text`,
+    `result` (the tool's), `reply` and extra `agent_attributes` replace the defaults.
     """
     trace_id = f"{index:032x}"
     ids = [f"{index:012x}{k:04x}" for k in range(4)]
@@ -58,7 +66,7 @@ def turn_request(
     start = _BASE_NS + index * 10_000_000
     user = {
         "role": "user",
-        "parts": [{"type": "text", "content": f"Where is order #W{index:07d}?"}],
+        "parts": [{"type": "text", "content": user_text or f"Where is order #W{index:07d}?"}],
     }
     call = {
         "type": "tool_call",
@@ -66,10 +74,12 @@ def turn_request(
         "name": "get_order",
         "arguments": {"order_id": f"#W{index:07d}"},
     }
-    result = json.dumps({"order_id": f"#W{index:07d}", "status": "shipped"})
-    reply = f"Order #W{index:07d} has shipped."
-    if hallucinate:
-        reply += f" I have refunded the shipping fee, ticket OPS-9{index:03d}."
+    if result is None:
+        result = json.dumps({"order_id": f"#W{index:07d}", "status": "shipped"})
+    if reply is None:
+        reply = f"Order #W{index:07d} has shipped."
+        if hallucinate:
+            reply += f" I have refunded the shipping fee, ticket OPS-9{index:03d}."
     tools = json.dumps(
         [{"type": "function", "name": "get_order", "parameters": {"type": "object"}}]
     )
@@ -85,6 +95,7 @@ def turn_request(
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.agent.name": "support",
                 "gen_ai.conversation.id": f"conv-{index}",
+                **(agent_attributes or {}),
             },
         ),
         _span(

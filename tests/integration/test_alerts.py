@@ -167,7 +167,7 @@ def service(store: Store, tmp_path: Path) -> Iterator[Callable[[Path], TestClien
 
 
 def loop_of(client: TestClient) -> AlertLoop:
-    loop: AlertLoop = client.app.state.alerts  # type: ignore[attr-defined]
+    loop: AlertLoop = client.app.state.alert_loops["default"]  # type: ignore[attr-defined]
     return loop
 
 

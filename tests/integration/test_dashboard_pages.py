@@ -17,9 +17,17 @@ import pytest
 import uvicorn
 from streamlit.testing.v1 import AppTest
 
+from factledger.collector.access import AccessConfig
 from factledger.collector.app import create_app
 from factledger.collector.store import Store
-from factledger.dashboard.client import API_ENV, ApiClient, ApiUnavailable, NotFound, TurnQuery
+from factledger.dashboard.client import (
+    API_ENV,
+    TOKEN_ENV,
+    ApiClient,
+    ApiUnavailable,
+    NotFound,
+    TurnQuery,
+)
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.service_process import free_port
@@ -32,6 +40,27 @@ PAGE_TIMEOUT = 30
 def api_url(store: Store, tmp_path: Path) -> Iterator[str]:
     """The service, serving this test's database on a loopback port."""
     settings = ServiceSettings(data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5)
+    yield from _serve(settings, store)
+
+
+ACME_IN, GLOBEX_IN = "acme-ingest-token-0001", "globex-ingest-token-02"
+ACME_READ, OPS_READ = "acme-read-token-000003", "operations-read-token-4"
+
+
+@pytest.fixture
+def tenant_api_url(store: Store, tmp_path: Path) -> Iterator[str]:
+    """The service with two tenants and read tokens: acme's, and one for every tenant."""
+    access = AccessConfig.load(
+        ingest_env=f"acme:{ACME_IN},globex:{GLOBEX_IN}",
+        read_env=f"acme:{ACME_READ},*:{OPS_READ}",
+    )
+    settings = ServiceSettings(
+        data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5, access=access
+    )
+    yield from _serve(settings, store)
+
+
+def _serve(settings: ServiceSettings, store: Store) -> Iterator[str]:
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(create_app(settings, store=store), port=port, log_level="warning")
@@ -182,3 +211,32 @@ def test_client_errors_are_typed(api_url):
         api.turn("no-such-turn")
     with pytest.raises(ApiUnavailable):
         ApiClient(f"http://127.0.0.1:{free_port()}").review_queue()
+
+
+def test_the_dashboard_shows_only_the_tenants_its_token_reads(tenant_api_url, monkeypatch):
+    for index, token in ((1, ACME_IN), (2, GLOBEX_IN), (3, GLOBEX_IN)):
+        body, _ = turn_request(index, hallucinate=True)
+        headers = {**JSON, "Authorization": f"Bearer {token}"}
+        answer = httpx.post(f"{tenant_api_url}/v1/traces", headers=headers, content=body)
+        assert answer.status_code == 200
+    operator = ApiClient(tenant_api_url, token=OPS_READ)
+    deadline = time.monotonic() + 30
+    while operator.with_tenant("globex").turns(TurnQuery(verdicts=()))["total"] < 2:
+        assert time.monotonic() < deadline, "turns were not judged in time"
+        time.sleep(0.1)
+
+    monkeypatch.setenv(TOKEN_ENV, ACME_READ)
+    acme = run_page("turns", tenant_api_url, monkeypatch)
+    assert "1 turns match" in texts(acme.caption)
+    assert not acme.sidebar.selectbox  # one tenant: nothing to choose
+
+    monkeypatch.setenv(TOKEN_ENV, OPS_READ)
+    ops = run_page("turns", tenant_api_url, monkeypatch)
+    (chooser,) = ops.sidebar.selectbox
+    assert list(chooser.options) == ["acme", "globex"]
+    chooser.set_value("globex").run()
+    assert "2 turns match" in texts(ops.caption)
+
+    monkeypatch.delenv(TOKEN_ENV)
+    refused = run_page("turns", tenant_api_url, monkeypatch)
+    assert "refused this dashboard's read token" in texts(refused.warning)

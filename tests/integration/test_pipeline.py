@@ -84,11 +84,12 @@ def test_a_row_the_store_refuses_is_dropped_and_its_neighbours_stored(
 
 
 @MODES
+@pytest.mark.parametrize("tenant", ["default", "acme"], ids=["default-tenant", "named-tenant"])
 def test_turns_stored_but_not_judged_are_finished_after_a_restart(
-    store: Store, tmp_path: Path, in_process: bool
+    store: Store, tmp_path: Path, tenant: str, in_process: bool
 ) -> None:
     body, _ = turn_request(4, hallucinate=True)
-    spans = otlp.decode_request(body, otlp.JSON).spans
+    spans = otlp.decode_request(body, otlp.JSON, tenant=tenant).spans
     first = Pipeline(
         store,
         WriteAheadLog(tmp_path / "wal"),
@@ -99,17 +100,17 @@ def test_turns_stored_but_not_judged_are_finished_after_a_restart(
         judge_in_process=in_process,
     )
     first.start()
-    first.submit(otlp.JSON, "default", body, spans)
+    first.submit(otlp.JSON, tenant, body, spans)
     assert first.force_flush(30)  # stored and released from the log, not judged
-    assert store.span_count("default") == len(spans)
-    assert store.list_turns("default") == ([], 0)
+    assert store.span_count(tenant) == len(spans)
+    assert store.list_turns(tenant) == ([], 0)
 
     second = _pipeline(store, tmp_path / "wal", Metrics(), 1000, in_process)
     assert list(WriteAheadLog(tmp_path / "wal").replay()) == []  # nothing left to replay
     second.start()
     assert second.force_flush(30, judge_open_turns=True)
     second.shutdown()
-    turns, total = store.list_turns("default")
+    turns, total = store.list_turns(tenant)
     assert total == 1 and turns[0]["verdict"] == "reject"
 
 

@@ -19,7 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from tests.integration.service_process import ServiceProcess
 
-TOKEN = "s3cret-token"
+TOKEN = "receiver-test-token-0123456789"
 LIMIT = 1024 * 1024
 TRACE = "5b8efff798038103d269b633813fc60c"
 NOW_NS = time.time_ns()

@@ -248,6 +248,24 @@ def test_resent_spans_count_once(store: Store) -> None:
     assert [rows.span_from_row(row) for row in stored] == batch
 
 
+def test_a_resent_insert_is_stored_once(store: Store) -> None:
+    """A retry after a lost answer resends the same rows (spans with a new IngestedAt):
+    the insert's deduplication token makes the store keep one copy, before any merge."""
+    batch = spans(3, 4)
+    ingest(store, batch)
+    ingest(store, batch, at=T0 + MINUTE)
+    seed = Seed("t77", Outcome.REJECT, (finding(Kind.FABRICATED_IDENTIFIER),))
+    write(store, seed)
+    write(store, seed)
+    counts = {
+        table: store._scalar(f"SELECT count() FROM {{db}}.{table}", {})
+        for table in ("spans", "turns", "findings", "turn_versions")
+    }
+    assert counts == {"spans": 4, "turns": 1, "findings": 1, "turn_versions": 1}
+    ingest(store, spans(3, 5))  # one more span: a different insert, stored whole
+    assert store._scalar("SELECT count() FROM {db}.spans", {}) == 9
+
+
 def test_spans_for_traces_in_chunks(store: Store) -> None:
     ingest(store, spans(7, 2))
     asked = [trace_of(n) for n in range(1_500)] + [trace_of(7)]

@@ -6,12 +6,20 @@ import re
 
 import pytest
 
-from factledger.collector.store import schema_statements
+from factledger.collector.store import (
+    StoreConfig,
+    client_settings,
+    ddl_statements,
+    deduplication_token,
+    schema_statements,
+)
+from factledger.processors.errors import ConfigError
 from factledger.schemas.cluster import (
     SHARDING_KEYS,
     cluster_database_statement,
     cluster_statements,
 )
+from factledger.settings import ServiceSettings
 
 SHIPPED = schema_statements("factledger", 30)
 RENDERED = cluster_statements(SHIPPED, "factledger", "prod")
@@ -116,3 +124,48 @@ def test_what_cannot_be_rendered_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         cluster_statements(statements, "db", cluster)
+
+
+def test_the_store_runs_the_cluster_ddl_and_reads_shard_locally() -> None:
+    config = StoreConfig(dsn="http://ch-1:8123", cluster="analytics")
+    statements = ddl_statements(config)
+    assert statements[0] == "CREATE DATABASE IF NOT EXISTS factledger ON CLUSTER analytics"
+    assert all(" ON CLUSTER analytics" in s for s in statements)
+    assert not [s for s in statements if "non_replicated_deduplication_window" in s]
+    assert client_settings(config) == {"distributed_product_mode": "local"}
+    single = StoreConfig(dsn="http://ch-1:8123")
+    assert ddl_statements(single)[0] == "CREATE DATABASE IF NOT EXISTS factledger"
+    assert client_settings(single) == {}
+
+
+@pytest.mark.parametrize(
+    ("dsn", "cluster", "message"),
+    [
+        ("chdb:///tmp/x", "analytics", "needs a ClickHouse server"),
+        ("http://ch-1:8123", "bad-name", "cluster name"),
+    ],
+    ids=["embedded-engine-has-no-cluster", "cluster-name-checked"],
+)
+def test_cluster_configuration_is_checked(dsn: str, cluster: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        StoreConfig(dsn=dsn, cluster=cluster)
+
+
+def test_the_cluster_setting_needs_a_server() -> None:
+    with pytest.raises(ConfigError, match="FACTLEDGER_CLUSTER needs a ClickHouse server"):
+        ServiceSettings.from_env({"FACTLEDGER_CLUSTER": "analytics"})
+    env = {"FACTLEDGER_CLUSTER": "analytics", "FACTLEDGER_STORE": "http://ch-1:8123"}
+    assert ServiceSettings.from_env(env).cluster == "analytics"
+
+
+def test_deduplication_tokens_follow_row_identity() -> None:
+    span = ["ts", "acme", "trace", "span", "other", "ingested-at-1"]
+    resent = [*span[:-1], "ingested-at-2"]
+    assert deduplication_token("spans", [span]) == deduplication_token("spans", [resent])
+    assert deduplication_token("spans", [span]) != deduplication_token("turns", [span])
+    other_tenant = [span[0], "globex", *span[2:]]
+    assert deduplication_token("spans", [span]) != deduplication_token("spans", [other_tenant])
+    review = ["acme", "turn", "review-1", "hallucination"]
+    assert deduplication_token("reviews", [review]) != deduplication_token(
+        "reviews", [[*review[:-1], "not_hallucination"]]
+    )

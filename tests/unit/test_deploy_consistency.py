@@ -18,6 +18,7 @@ from fastapi.routing import APIRoute
 from factledger.cli import _parser
 from factledger.collector.app import create_app
 from factledger.collector.store import StoreConfig
+from factledger.dashboard.client import TOKEN_ENV
 from factledger.settings import DEFAULT_PORT, ServiceSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,3 +176,16 @@ def test_load_balancer_routes_by_trace_id_to_one_relay_per_replica() -> None:
         assert "scale" in SERVICES[target.hostname or ""]["profiles"]
         replicas.append(target.hostname)
     assert sorted(replicas) == ["factledger-1", "factledger-2"]
+
+
+def test_exactly_one_service_per_deployment_runs_the_alert_loop() -> None:
+    def alerts_on(service: str) -> bool:
+        return ServiceSettings.from_env(_env(service)).alerts_enabled
+
+    assert alerts_on("factledger")
+    assert not [s for s in FACTLEDGER_SERVICES if s != "factledger" and alerts_on(s)]
+
+
+def test_dashboard_reads_with_the_token_variable_it_knows() -> None:
+    environment = SERVICES["dashboard"].get("environment", {})
+    assert set(environment) == {TOKEN_ENV}

@@ -39,10 +39,15 @@ def test_accepted_dsns(dsn: str, embedded: bool) -> None:
 
 
 def test_schema_statements_are_rendered_and_idempotent() -> None:
-    statements = schema_statements("ledger_x", 7)
+    everything = schema_statements("ledger_x", 7)
+    statements = [s for s in everything if s.startswith("CREATE ")]
+    settings = [s for s in everything if not s.startswith("CREATE ")]
     assert len(statements) == 10
+    # Table settings are idempotent too: setting the same value again changes nothing.
+    assert settings and all(
+        s.startswith("ALTER TABLE ledger_x.") and " MODIFY SETTING " in s for s in settings
+    )
     for statement in statements:
-        assert statement.startswith("CREATE ")
         assert "IF NOT EXISTS ledger_x." in statement
         assert "{db}" not in statement
         assert "{retention_days}" not in statement

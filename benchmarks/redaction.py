@@ -1,0 +1,68 @@
+"""Cost of redaction before storage: microseconds per KiB of stored text.
+
+Three inputs: GenAI message JSON without secrets (the common case), the same with a key,
+a password and a bearer token in it, and a megabyte of near misses per rule family.
+
+    python -m benchmarks.redaction
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from factledger.collector.redaction import OPTIONAL_RULES, SECRET_RULES, Redactor
+
+REPEATS = 2_000
+
+
+def _messages(extra: str = "") -> str:
+    turn = [
+        {"role": "user", "parts": [{"type": "text", "content": "Where is order #W0001234?"}]},
+        {
+            "role": "tool",
+            "parts": [
+                {
+                    "type": "tool_call_response",
+                    "id": "call_1",
+                    "response": json.dumps({"order_id": "#W0001234", "status": "shipped"}),
+                }
+            ],
+        },
+        {"role": "assistant", "parts": [{"type": "text", "content": "It shipped. " + extra}]},
+    ]
+    return json.dumps(turn * 8)
+
+
+def _per_kib(redactor: Redactor, text: str) -> float:
+    started = time.perf_counter()
+    for _ in range(REPEATS):
+        redactor.text(text)
+    seconds = (time.perf_counter() - started) / REPEATS
+    return seconds * 1e6 / (len(text) / 1024)
+
+
+def main() -> None:
+    secrets = Redactor.default()
+    everything = Redactor([*SECRET_RULES, *OPTIONAL_RULES.values()])
+    clean = _messages()
+    dirty = _messages(
+        "key sk-proj-abcDEF1234567890abcdef1234, password: hunter22x, Bearer abcdefghijklmnop1"
+    )
+    print(
+        f"text sizes: {len(clean) / 1024:.1f} KiB clean, {len(dirty) / 1024:.1f} KiB with secrets"
+    )
+    for name, redactor in (("secrets (default)", secrets), ("secrets+emails+phones", everything)):
+        print(
+            f"{name:>22}: {_per_kib(redactor, clean):5.1f} µs/KiB clean,"
+            f" {_per_kib(redactor, dirty):5.1f} µs/KiB with secrets"
+        )
+    for unit in ("sk-", "-----BEGIN PRIVATE KEY-----", "bearer ", "password=", "a://b:", "x@y."):
+        text = unit * (1_000_000 // len(unit))
+        started = time.perf_counter()
+        everything.text(text)
+        print(f"1 MB of {unit!r:>30}: {time.perf_counter() - started:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

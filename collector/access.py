@@ -1,0 +1,208 @@
+"""Tenants and bearer tokens: who may send spans for which tenant, who may read which.
+
+Ingest tokens map to one tenant each: the tenant written into every row of the spans a
+request carries. Read tokens map to the tenants they may read (`*`: every tenant). With
+no ingest token configured every request goes to the single tenant `default`; with no read
+token configured the query API is open (the service binds to loopback by default).
+
+Tokens come from a TOML file and from the environment, merged::
+
+    # FACTLEDGER_TOKENS_FILE
+    [ingest]                       # token = tenant
+    "fl-ingest-9f2c51..." = "acme"
+    [read]                         # token = [tenants]
+    "fl-read-77ad10..." = ["acme"]
+    "fl-read-ops-03b1..." = ["*"]
+
+    FACTLEDGER_INGEST_TOKENS="acme:fl-ingest-9f2c51...,globex:fl-ingest-d41e..."
+    FACTLEDGER_READ_TOKENS="acme:fl-read-77ad10...,*:fl-read-ops-03b1..."
+    FACTLEDGER_INGEST_TOKEN=...    # one token for the default tenant
+
+A token is compared with every configured token in constant time (`hmac.compare_digest`,
+no early exit), so the time of a refusal says nothing about how close a guess was.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from factledger.processors.config_files import read_toml
+from factledger.processors.errors import ConfigError
+
+DEFAULT_TENANT = "default"
+ALL_TENANTS = "*"
+TENANT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MIN_TOKEN_CHARS = 16
+"""Shorter tokens are refused at start-up: they can be guessed."""
+_TOKEN_PATTERN = re.compile(r"[\x21-\x7e]+")  # visible ASCII, as a header value carries it
+_V = TypeVar("_V")
+
+
+@dataclass(frozen=True)
+class ReadScope:
+    """The tenants one reader may see; `every` for an operator token (`*`)."""
+
+    tenants: frozenset[str]
+    every: bool = False
+
+    def allows(self, tenant: str) -> bool:
+        return self.every or tenant in self.tenants
+
+    @property
+    def default_tenant(self) -> str:
+        """The tenant a request means when it names none: `default` if readable, else the
+        first readable tenant by name."""
+        if self.every or DEFAULT_TENANT in self.tenants or not self.tenants:
+            return DEFAULT_TENANT
+        return min(self.tenants)
+
+
+OPEN_SCOPE = ReadScope(frozenset(), every=True)
+"""What a reader may see when no read token is configured."""
+
+
+@dataclass(frozen=True)
+class AccessConfig:
+    """Configured tokens. Empty tables mean "not required" (see the module docstring)."""
+
+    ingest: Mapping[str, str] = field(default_factory=dict)
+    read: Mapping[str, ReadScope] = field(default_factory=dict)
+
+    @property
+    def ingest_required(self) -> bool:
+        return bool(self.ingest)
+
+    @property
+    def read_required(self) -> bool:
+        return bool(self.read)
+
+    @property
+    def tenants(self) -> frozenset[str]:
+        """Every tenant the configuration names (just `default` without ingest tokens)."""
+        named = set(self.ingest.values())
+        for scope in self.read.values():
+            named |= scope.tenants
+        return frozenset(named or {DEFAULT_TENANT})
+
+    def ingest_tenant(self, authorization: str) -> str | None:
+        """The tenant of a request's `Authorization` header; None: refuse it (401)."""
+        if not self.ingest:
+            return DEFAULT_TENANT
+        return _lookup(self.ingest, authorization)
+
+    def read_scope(self, authorization: str) -> ReadScope | None:
+        """What the bearer of `authorization` may read; None: refuse it (401)."""
+        if not self.read:
+            return OPEN_SCOPE
+        return _lookup(self.read, authorization)
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        file: Path | None = None,
+        ingest_env: str = "",
+        read_env: str = "",
+        single_ingest_token: str = "",
+    ) -> AccessConfig:
+        """Merge the token file and the environment values. Raises ConfigError naming the
+        source of a malformed entry, a short token, or a token given two tenants."""
+        ingest: dict[str, str] = {}
+        read: dict[str, set[str]] = {}
+        if file is not None:
+            file_ingest, file_read = _read_file(file)
+            _merge_ingest(ingest, file_ingest, str(file))
+            _merge_read(read, file_read, str(file))
+        _merge_ingest(ingest, _pairs(ingest_env, "FACTLEDGER_INGEST_TOKENS"), "environment")
+        _merge_read(read, _pairs(read_env, "FACTLEDGER_READ_TOKENS"), "environment")
+        if single_ingest_token:
+            _merge_ingest(
+                ingest, [(DEFAULT_TENANT, single_ingest_token)], "FACTLEDGER_INGEST_TOKEN"
+            )
+        scopes = {
+            token: ReadScope(frozenset(t - {ALL_TENANTS}), every=ALL_TENANTS in t)
+            for token, t in read.items()
+        }
+        return cls(ingest=ingest, read=scopes)
+
+
+def _lookup(table: Mapping[str, _V], authorization: str) -> _V | None:
+    scheme, _, given = authorization.strip().partition(" ")
+    offered = given.strip().encode() if scheme.lower() == "bearer" else b""
+    found: _V | None = None
+    for token, value in table.items():
+        # Every token is compared, whatever matched before: constant work per request.
+        if hmac.compare_digest(offered, token.encode()) and offered:
+            found = value
+    return found
+
+
+def _read_file(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    data = read_toml(path, "the token file")
+    unknown = set(data) - {"ingest", "read"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown sections {sorted(unknown)}; use [ingest] and [read]")
+    ingest_table = _table(data.get("ingest", {}), path, "ingest")
+    read_table = _table(data.get("read", {}), path, "read")
+    ingest: list[tuple[str, str]] = []
+    for token, tenant in ingest_table.items():
+        if not isinstance(tenant, str):
+            raise ConfigError(f"{path}: [ingest] values are tenant names (strings)")
+        ingest.append((tenant, token))
+    read: list[tuple[str, str]] = []
+    for token, tenants in read_table.items():
+        names = [tenants] if isinstance(tenants, str) else tenants
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(f"{path}: [read] values are lists of tenant names")
+        read.extend((name, token) for name in names)
+    return ingest, read
+
+
+def _table(value: object, path: Path, name: str) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: [{name}] must be a table of token = ...")
+    return value
+
+
+def _pairs(raw: str, variable: str) -> list[tuple[str, str]]:
+    """`tenant:token,tenant:token` as (tenant, token) pairs."""
+    pairs = []
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        tenant, sep, token = item.strip().partition(":")
+        if not sep:
+            raise ConfigError(f"{variable}: entries are tenant:token, not {item.strip()[:20]!r}")
+        pairs.append((tenant, token))
+    return pairs
+
+
+def _check(tenant: str, token: str, source: str, *, allow_all: bool) -> None:
+    if not (TENANT_PATTERN.fullmatch(tenant) or (allow_all and tenant == ALL_TENANTS)):
+        raise ConfigError(
+            f"{source}: tenant {tenant[:70]!r} must be 1-64 letters, digits, '_', '.', '-'"
+        )
+    if len(token) < MIN_TOKEN_CHARS or not _TOKEN_PATTERN.fullmatch(token):
+        raise ConfigError(
+            f"{source}: the token of tenant {tenant!r} must be at least {MIN_TOKEN_CHARS}"
+            " visible ASCII characters"
+        )
+
+
+def _merge_ingest(into: dict[str, str], pairs: Iterable[tuple[str, str]], source: str) -> None:
+    for tenant, token in pairs:
+        _check(tenant, token, source, allow_all=False)
+        if into.get(token, tenant) != tenant:
+            raise ConfigError(f"{source}: one ingest token is given two tenants")
+        into[token] = tenant
+
+
+def _merge_read(into: dict[str, set[str]], pairs: Iterable[tuple[str, str]], source: str) -> None:
+    for tenant, token in pairs:
+        _check(tenant, token, source, allow_all=True)
+        into.setdefault(token, set()).add(tenant)

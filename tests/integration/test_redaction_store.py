@@ -1,0 +1,135 @@
+"""Redaction before storage, end to end on the embedded store: a turn full of secrets is
+judged on its raw values (the key the tool returned grounds the reply; the invented one
+is found) and afterwards no table holds any of the secrets."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from factledger.collector.app import create_app
+from factledger.collector.redaction import Redactor
+from factledger.collector.store import Store
+from factledger.settings import ServiceSettings
+from tests.integration.otlp_turns import turn_request
+
+JSON = {"Content-Type": "application/json"}
+
+RETURNED_KEY = "sk-proj-Qm8vX2LpT4rZ9wK1nB7yC3dF"
+INVENTED_TOKEN = "ghp_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+SECRETS = {
+    "url password": "Sup3rS3cretPw",
+    "returned key": RETURNED_KEY,
+    "invented token": INVENTED_TOKEN,
+    "bearer token": "tok_live_8f3a9c2e71b64d05aa",
+    "aws key": "AKIAIOSFODNN7EXAMPLE",
+    "private key body": "MIIEowIBAAKCAQEAwJ9xExample",
+    "password in json": "correct horse battery",
+    "e-mail": "ana.lopez@example.com",
+    "phone": "+49 30 1234 5678",
+}
+
+
+@pytest.fixture
+def client(store: Store, tmp_path: Path) -> Iterator[TestClient]:
+    rules = tmp_path / "redaction.toml"
+    rules.write_text("[redaction]\nemails = true\nphones = true\n", encoding="utf-8")
+    settings = ServiceSettings(
+        data_dir=tmp_path / "data",
+        grace_seconds=0.2,
+        max_wait_seconds=5,
+        redactor=Redactor.load(rules),
+    )
+    with TestClient(create_app(settings, store=store)) as test_client:
+        yield test_client
+
+
+def _secret_turn() -> bytes:
+    result = json.dumps(
+        {
+            "order_id": "#W0000042",
+            "status": "shipped",
+            "api_key": RETURNED_KEY,
+            "note": f"contact {SECRETS['e-mail']} or {SECRETS['phone']}",
+            "config": {"password": SECRETS["password in json"]},
+        }
+    )
+    body, _ = turn_request(
+        42,
+        hallucinate=False,
+        user_text=(
+            "Order #W0000042 fails to sync with "
+            f"postgres://admin:{SECRETS['url password']}@db.internal:5432/shop, "
+            f"the deploy key is -----BEGIN RSA PRIVATE KEY-----\\n{SECRETS['private key body']}"
+            "\\n-----END RSA PRIVATE KEY-----"
+        ),
+        result=result,
+        reply=(
+            f"Order #W0000042 has shipped. Your API key is {RETURNED_KEY}. "
+            f"I also stored the deploy token {INVENTED_TOKEN} for you."
+        ),
+        agent_attributes={
+            "http.request.header.authorization": f"Bearer {SECRETS['bearer token']}",
+            "cloud.credentials": f"aws {SECRETS['aws key']}",
+        },
+    )
+    return body
+
+
+def _judged(client: TestClient) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        page = client.get("/api/v1/turns", params={"verdict": ["reject", "flag", "pass"]}).json()
+        if page["total"]:
+            turn: dict[str, Any] = client.get(f"/api/v1/turns/{page['turns'][0]['turn_id']}").json()
+            return turn
+        time.sleep(0.1)
+    raise AssertionError("the turn was not judged in time")
+
+
+def test_no_table_holds_a_secret_and_validation_saw_the_raw_turn(
+    client: TestClient, store: Store
+) -> None:
+    answer = client.post("/v1/traces", headers=JSON, content=_secret_turn())
+    assert answer.status_code == 200
+    turn = _judged(client)
+    note = f"the ticket quotes the header: Authorization: Bearer {SECRETS['bearer token']}"
+    review = {"label": "hallucination", "note": note}
+    assert client.post(f"/api/v1/turns/{turn['turn_id']}/reviews", json=review).status_code == 201
+
+    # Judged on the raw values: the key the tool returned is grounded, the invented one is
+    # not; what is stored of the finding is redacted, its offsets moved with the reply.
+    invented = [f for f in turn["findings"] if f["kind"] == "fabricated_identifier"]
+    assert [f["token"] for f in invented] == ["[REDACTED:github_token]"]
+    start, end = invented[0]["span"]
+    assert turn["reply"][start:end] == "[REDACTED:github_token]"
+    assert "Your API key is [REDACTED:openai_key]." in turn["reply"]
+    assert turn["tool_calls"][0]["ok"] is True
+
+    database = store.config.database
+    tables = [
+        row["name"]
+        for row in store._query(
+            "SELECT name FROM system.tables"
+            " WHERE database = {db:String} AND engine NOT LIKE '%View'",
+            {"db": database},
+        )
+    ]
+    assert {"spans", "turns", "findings", "reviews", "turn_versions"} <= set(tables)
+    client_of_store = store._live()
+    stored = {
+        table: client_of_store.raw_query(
+            f"SELECT * FROM {database}.{table}", fmt="TabSeparated"
+        ).decode("utf-8", "replace")
+        for table in tables
+    }
+    assert stored["spans"].count("[REDACTED:") >= len(SECRETS)
+    for what, secret in SECRETS.items():
+        holding = [table for table, text in stored.items() if secret in text]
+        assert not holding, f"the {what} is stored in {holding}"

@@ -1,0 +1,190 @@
+"""Tenants end to end on the embedded store: ingest tokens pick the tenant written into
+every row, read tokens scope the query API, and no request of one tenant ever returns
+another tenant's turns, counts or alerts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from factledger.collector.access import AccessConfig
+from factledger.collector.alerts.loop import AlertLoop
+from factledger.collector.app import create_app
+from factledger.collector.store import Store
+from factledger.settings import ServiceSettings
+from tests.integration.otlp_turns import turn_request
+
+ACME_IN = "acme-ingest-token-0001"
+GLOBEX_IN = "globex-ingest-token-02"
+ACME_READ = "acme-read-token-000003"
+GLOBEX_READ = "globex-read-token-0004"
+OPS_READ = "operations-read-token-5"
+
+JSON = {"Content-Type": "application/json"}
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def client(store: Store, tmp_path: Path) -> Iterator[TestClient]:
+    rules = tmp_path / "alerts.toml"
+    rules.write_text(
+        '[[rules]]\nname = "spikes"\ngroup_by = "model"\nwindow = "15m"\nthreshold = 0.3\n'
+        'baseline_factor = false\nmin_turns = 3\ncooldown = "10m"\n',
+        encoding="utf-8",
+    )
+    access = AccessConfig.load(
+        ingest_env=f"acme:{ACME_IN},globex:{GLOBEX_IN}",
+        read_env=f"acme:{ACME_READ},globex:{GLOBEX_READ},*:{OPS_READ}",
+    )
+    settings = ServiceSettings(
+        data_dir=tmp_path / "data",
+        grace_seconds=0.2,
+        max_wait_seconds=5,
+        access=access,
+        alerts_file=rules,
+        alert_interval_seconds=3600,
+    )
+    with TestClient(create_app(settings, store=store)) as test_client:
+        yield test_client
+
+
+def _send(client: TestClient, token: str, indexes: range, *, hallucinate: bool) -> None:
+    for index in indexes:
+        body, _ = turn_request(index, hallucinate=hallucinate)
+        answer = client.post("/v1/traces", headers={**JSON, **_auth(token)}, content=body)
+        assert answer.status_code == 200, answer.text
+
+
+def _turns(client: TestClient, token: str, **params: Any) -> dict[str, Any]:
+    answer = client.get("/api/v1/turns", headers=_auth(token), params={"limit": 1000, **params})
+    assert answer.status_code == 200, answer.text
+    page: dict[str, Any] = answer.json()
+    return page
+
+
+def _wait(client: TestClient, token: str, count: int) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        page = _turns(client, token)
+        if page["total"] >= count:
+            turns: list[dict[str, Any]] = page["turns"]
+            return turns
+        time.sleep(0.1)
+    raise AssertionError(f"{count} turns were not judged in time")
+
+
+def _loop(client: TestClient, tenant: str) -> AlertLoop:
+    loop: AlertLoop = client.app.state.alert_loops[tenant]  # type: ignore[attr-defined]
+    return loop
+
+
+def test_ingest_needs_a_known_token(client: TestClient) -> None:
+    body, _ = turn_request(1, hallucinate=False)
+    for headers in ({}, _auth("unknown-token-00000000"), _auth(ACME_READ)):
+        answer = client.post("/v1/traces", headers={**JSON, **headers}, content=body)
+        assert answer.status_code == 401
+        assert answer.headers["www-authenticate"] == "Bearer"
+
+
+def test_no_request_of_one_tenant_returns_another_tenants_data(
+    client: TestClient, store: Store
+) -> None:
+    # The same traces (same trace and span ids) for both tenants: they must stay apart.
+    _send(client, ACME_IN, range(1, 5), hallucinate=False)
+    _send(client, GLOBEX_IN, range(1, 5), hallucinate=True)
+    _send(client, GLOBEX_IN, range(5, 7), hallucinate=True)
+    acme = _wait(client, ACME_READ, 4)
+    globex = _wait(client, GLOBEX_READ, 6)
+    assert {t["verdict"] for t in acme} == {"pass"}
+    assert {t["verdict"] for t in globex} == {"reject"}
+    assert not {t["turn_id"] for t in acme} & {t["turn_id"] for t in globex}
+
+    # Every row of every table carries its tenant.
+    database = store.config.database
+    for table in ("spans", "turns", "findings", "turn_versions"):
+        counts = {
+            row["Tenant"]: row["n"]
+            for row in store._query(
+                f"SELECT Tenant, count() AS n FROM {database}.{table} GROUP BY Tenant", {}
+            )
+        }
+        assert set(counts) <= {"acme", "globex"}, (table, counts)
+        assert "globex" in counts, table
+    span_counts = {
+        row["Tenant"]: row["n"]
+        for row in store._query(
+            f"SELECT Tenant, uniqExact(TraceId, SpanId) AS n FROM {database}.spans GROUP BY Tenant",
+            {},
+        )
+    }
+    assert span_counts == {"acme": 16, "globex": 24}
+
+    # Turn detail of the other tenant: not found, whatever the id.
+    other = globex[0]["turn_id"]
+    assert client.get(f"/api/v1/turns/{other}", headers=_auth(ACME_READ)).status_code == 404
+    review = {"label": "hallucination"}
+    posted = client.post(f"/api/v1/turns/{other}/reviews", headers=_auth(ACME_READ), json=review)
+    assert posted.status_code == 404
+
+    # Counts: reject rates, review queue and precision only see the reader's tenant.
+    rates = client.get("/api/v1/stats/reject-rate", headers=_auth(ACME_READ)).json()
+    assert sum(p["turns"] for s in rates["series"] for p in s["points"]) == 4
+    assert sum(p["rejected"] for s in rates["series"] for p in s["points"]) == 0
+    queue = client.get("/api/v1/review-queue", headers=_auth(ACME_READ)).json()
+    assert queue["total"] == 0
+    assert _turns(client, ACME_READ, verdict="reject")["total"] == 0
+
+    # Asking for the other tenant is refused; asking without a token is refused.
+    for path in ("/api/v1/turns", "/api/v1/stats/reject-rate", "/api/v1/alerts"):
+        asked = client.get(path, headers=_auth(ACME_READ), params={"tenant": "globex"})
+        assert asked.status_code == 403, path
+        assert client.get(path).status_code == 401, path
+        assert client.get(path, headers=_auth(ACME_IN)).status_code == 401, path
+    assert client.get("/api/v1/alerts/rules").status_code == 401
+
+    # The operator token reads either tenant by name and lists both.
+    assert _turns(client, OPS_READ, tenant="globex")["total"] == 6
+    assert _turns(client, OPS_READ, tenant="acme")["total"] == 4
+    listed = client.get("/api/v1/tenants", headers=_auth(OPS_READ)).json()
+    assert listed["tenants"] == ["acme", "globex"]
+    mine = client.get("/api/v1/tenants", headers=_auth(ACME_READ)).json()
+    assert mine == {"tenants": ["acme"], "default": "acme"}
+
+
+def test_alerts_and_metrics_stay_with_their_tenant(client: TestClient) -> None:
+    _send(client, ACME_IN, range(1, 5), hallucinate=False)
+    _send(client, GLOBEX_IN, range(1, 5), hallucinate=True)
+    _wait(client, ACME_READ, 4)
+    globex_turns = _wait(client, GLOBEX_READ, 4)
+    start = min(datetime.fromisoformat(t["started_at"]) for t in globex_turns)
+    moment = start + timedelta(minutes=1)
+    assert _loop(client, "acme").run_once(moment) == []
+    (fired,) = _loop(client, "globex").run_once(moment)
+    assert fired.kind == "firing"
+
+    acme = client.get("/api/v1/alerts", headers=_auth(ACME_READ)).json()
+    assert acme["firing"] == 0 and acme["history"] == []
+    globex = client.get("/api/v1/alerts", headers=_auth(GLOBEX_READ)).json()
+    assert globex["firing"] == 1
+    assert [a["alert_id"] for a in globex["history"]] == [fired.alert_id]
+
+    # Service-wide figures mix tenants: only the operator token may scrape them, and
+    # every per-model figure names its tenant.
+    assert client.get("/metrics", headers=_auth(ACME_READ)).status_code == 403
+    assert client.get("/metrics").status_code == 401
+    scrape = client.get("/metrics", headers=_auth(OPS_READ))
+    assert scrape.status_code == 200
+    firing = [
+        line for line in scrape.text.splitlines() if line.startswith("factledger_alert_firing")
+    ]
+    assert firing == ['factledger_alert_firing{key="gpt-4o",rule="spikes",tenant="globex"} 1.0']
+    assert scrape.text.count("# TYPE factledger_alert_firing gauge") == 1

@@ -1,0 +1,229 @@
+"""Redaction rules, offsets, stored copies of spans and judged turns, configuration."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from factledger.collector.redaction import OPTIONAL_RULES, SECRET_RULES, Redactor
+from factledger.processors.errors import ConfigError
+from factledger.processors.kinds import Kind, Outcome
+from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
+from factledger.processors.spans import SpanEvent, SpanRecord
+
+DEFAULT = Redactor.default()
+PERSONAL = Redactor([*SECRET_RULES, *OPTIONAL_RULES.values()])
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("key sk-proj-abcDEF1234567890abcdef1234 ok", "key [REDACTED:openai_key] ok"),
+        ("sk-ant-api03-abcdefghijklmnopqrstuvwxyz01", "[REDACTED:anthropic_key]"),
+        (
+            "Authorization: Bearer abc.def_ghi-jkl~mno123",
+            "Authorization: Bearer [REDACTED:bearer_token]",
+        ),
+        (
+            "postgres://admin:hunter2secret@db:5432/app",
+            "postgres://admin:[REDACTED:url_password]@db:5432/app",
+        ),
+        ("redis://:s3cr3tpass@cache:6379", "redis://:[REDACTED:url_password]@cache:6379"),
+        ('{"password": "correct horse"}', '{"password": "[REDACTED:assigned_secret]"}'),
+        ('{\\"api_key\\": \\"abcd1234\\"}', '{\\"api_key\\": \\"[REDACTED:assigned_secret]\\"}'),
+        ("PASSWORD=hunter22x;", "PASSWORD=[REDACTED:assigned_secret];"),
+        ("AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws_access_key]"),
+        ("ghp_0123456789abcdefghijABCDEFGHIJ012345", "[REDACTED:github_token]"),
+        ("github_pat_11ABCDEFG0123456789_abcdefghij", "[REDACTED:github_token]"),
+        ("glpat-abcdefghij0123456789", "[REDACTED:gitlab_token]"),
+        ("xoxb-1234567890-abcdefghij", "[REDACTED:slack_token]"),
+        ("https://hooks.slack.com/services/T000/B000/XXXX", "[REDACTED:slack_webhook]"),
+        ("AIzaSyA-1234567890abcdefghijklmnopqrstu", "[REDACTED:google_api_key]"),
+        ("sk_live_1234567890abcdefABCD", "[REDACTED:stripe_key]"),
+        ("hf_abcdefghijklmnopqrstuvwxyz0123456", "[REDACTED:huggingface_token]"),
+        ("eyJhbGciOiJI.eyJzdWIiOiIx.dozjgNryP4J3", "[REDACTED:jwt]"),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY----- tail",
+            "[REDACTED:private_key] tail",
+        ),
+        ("-----BEGIN PRIVATE KEY-----\nMIIEow cut off", "[REDACTED:private_key]"),
+    ],
+    ids=[
+        "openai-key",
+        "anthropic-key",
+        "bearer-token",
+        "url-password",
+        "url-password-without-user",
+        "quoted-password-with-spaces",
+        "escaped-json-api-key",
+        "assignment-any-case",
+        "aws-access-key",
+        "github-token",
+        "github-fine-grained-token",
+        "gitlab-token",
+        "slack-token",
+        "slack-webhook",
+        "google-api-key",
+        "stripe-key",
+        "huggingface-token",
+        "jwt",
+        "private-key-block",
+        "truncated-private-key",
+    ],
+)
+def test_secrets_are_replaced(text: str, stored: str) -> None:
+    assert DEFAULT.text(text) == stored
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Order #W0001234 has shipped, refund RF-2024-0042 issued.",
+        "commit 9d22a7c4e1f0b2a3c4d5e6f708192a3b4c5d6e7f",
+        "see https://example.com:8080/a@b and task-sk-abcdefghijklmnopqrstuvwxyz",
+        "the token count was 1200; pass the salt; keyboard",
+        "ana@example.com, +49 30 1234 5678",
+    ],
+    ids=["order-ids", "sha", "urls-without-passwords", "secret-words-without-values", "pii-off"],
+)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert DEFAULT.text(text) == text
+
+
+def test_personal_data_when_switched_on() -> None:
+    text = "mail ana@example.co.uk or call +49 30 1234567, (415) 555-0100; order W1234567"
+    assert PERSONAL.text(text) == (
+        "mail [REDACTED:email] or call [REDACTED:phone], [REDACTED:phone]; order W1234567"
+    )
+
+
+def test_attribute_values_by_key_and_shape() -> None:
+    assert DEFAULT.value("Basic abc", "http.request.header.authorization") == (
+        "[REDACTED:secret_attribute]"
+    )
+    nested = {"db": {"password": "x"}, "urls": ["postgres://u:pw12345@h/db"]}
+    assert DEFAULT.value(nested) == {
+        "db": {"password": "[REDACTED:secret_attribute]"},
+        "urls": ["postgres://u:[REDACTED:url_password]@h/db"],
+    }
+    assert DEFAULT.value(12) == 12 and DEFAULT.value(b"sk-") == b"sk-"
+
+
+def test_a_stored_span_is_redacted_everywhere_and_keeps_its_identity() -> None:
+    key = "sk-proj-abcDEF1234567890abcdef1234"
+    span = SpanRecord(
+        trace_id="a" * 32,
+        span_id="b" * 16,
+        name="chat",
+        status_message=f"401 for {key}",
+        attributes={"gen_ai.input.messages": f'[{{"content": "{key}"}}]', "n": 3},
+        events=(SpanEvent("log", 5, {"message": key}),),
+        resource_attributes={"deployment.secret": "abc"},
+        tenant="acme",
+    )
+    stored = DEFAULT.span(span)
+    assert key not in repr(stored)
+    assert (stored.trace_id, stored.span_id, stored.tenant, stored.attributes["n"]) == (
+        span.trace_id,
+        span.span_id,
+        "acme",
+        3,
+    )
+
+
+def test_judged_turn_moves_offsets_and_keeps_the_judged_outcome() -> None:
+    key = "ghp_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+    reply = f"Token {key} stored. Ticket OPS-1 open."
+    ticket = reply.index("OPS-1")
+    turn = Turn(
+        reply=reply,
+        user_message="password: hunter22x",
+        tool_calls=(
+            ToolCall("login", arguments={"password": "hunter22x"}, result="Error: bad login"),
+        ),
+    )
+    verdict = Verdict(
+        Outcome.REJECT,
+        (
+            Finding(
+                Kind.FABRICATED_IDENTIFIER,
+                f"{key} is in no tool result",
+                token=key,
+                span=Span(6, 6 + len(key)),
+            ),
+            Finding(
+                Kind.FABRICATED_IDENTIFIER, "OPS-1", token="OPS-1", span=Span(ticket, ticket + 5)
+            ),
+        ),
+    )
+    stored_turn, stored_verdict = DEFAULT.judged(turn, verdict)
+    first, second = stored_verdict.findings
+    assert first.token == "[REDACTED:github_token]" and key not in first.message
+    assert first.span is not None and second.span is not None
+    assert stored_turn.reply[first.span.start : first.span.end] == "[REDACTED:github_token]"
+    assert stored_turn.reply[second.span.start : second.span.end] == "OPS-1"
+    assert stored_turn.user_message == "password: [REDACTED:assigned_secret]"
+    (call,) = stored_turn.tool_calls
+    assert call.arguments == {"password": "[REDACTED:secret_attribute]"}
+    assert call.error  # judged failed on the raw result, stays failed
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[redaction]\nemails = 1\n", "emails must be true or false"),
+        ('[redaction]\ndisable = ["nope"]\n', "unknown rules"),
+        ("[redaction]\ncolour = true\n", "unknown"),
+        ('[[redaction.patterns]]\nname = "x"\npattern = "("\n', "pattern x"),
+        ('[[redaction.patterns]]\nname = "x"\npattern = "a*"\n', "matches empty"),
+        ('[[redaction.patterns]]\nname = "Bad Name"\npattern = "a"\n', "pattern name"),
+        ('[[redaction.patterns]]\npattern = "(a)"\ngroup = 2\n', "group must be"),
+        ("[redaction\n", "is not valid TOML"),
+    ],
+    ids=[
+        "flag-not-boolean",
+        "unknown-built-in",
+        "unknown-key",
+        "bad-regex",
+        "empty-match",
+        "bad-name",
+        "bad-group",
+        "broken-toml",
+    ],
+)
+def test_bad_settings_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "redaction.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        Redactor.load(path)
+
+
+def test_settings_switch_rules_off_and_add_patterns(tmp_path: Path) -> None:
+    path = tmp_path / "redaction.toml"
+    path.write_text(
+        '[redaction]\ndisable = ["jwt"]\nkeys = ["x-internal-auth"]\n'
+        '[[redaction.patterns]]\nname = "employee_id"\npattern = "EMP-(\\\\d{6})"\ngroup = 1\n',
+        encoding="utf-8",
+    )
+    redactor = Redactor.load(path)
+    assert redactor is not None
+    assert redactor.text("EMP-123456 eyJhbGciOiJI.eyJzdWIiOiIx.dozjgNryP4J3") == (
+        "EMP-[REDACTED:employee_id] eyJhbGciOiJI.eyJzdWIiOiIx.dozjgNryP4J3"
+    )
+    assert redactor.value("x", "net.x-internal-auth") == "[REDACTED:secret_attribute]"
+    path.write_text("[redaction]\nenabled = false\n", encoding="utf-8")
+    assert Redactor.load(path) is None
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["sk-", "-----BEGIN PRIVATE KEY-----", "bearer ", "password=", "a://b:", "eyJa.", "x@y."],
+    ids=["key-prefixes", "key-headers", "bearer", "assignments", "urls", "jwt-heads", "at-signs"],
+)
+def test_a_megabyte_of_near_misses_stays_fast(unit: str) -> None:
+    text = unit * (1_000_000 // len(unit))
+    started = time.perf_counter()
+    PERSONAL.text(text)
+    assert time.perf_counter() - started < 5.0
