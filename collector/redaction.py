@@ -51,6 +51,9 @@ class Rule:
     pattern: re.Pattern[str]
     anchors: tuple[str, ...] = ()
     group: int = 0
+    joinable: bool = True
+    """The pattern finds in several strings joined by NUL what it finds in each: no `^`,
+    `$` or lookaround that a NUL would change. Custom patterns are not assumed to be."""
 
 
 def _rule(name: str, pattern: str, anchors: Iterable[str] = (), group: int = 0) -> Rule:
@@ -154,7 +157,10 @@ class Redactor:
     def __init__(self, rules: Sequence[Rule], secret_keys: Iterable[str] = SECRET_KEY_ENDINGS):
         self._rules = tuple(rules)
         self._anchored = any(rule.anchors for rule in self._rules)
+        self._all_joinable = all(rule.joinable for rule in self._rules)
         self._keys = frozenset(k.lower() for k in secret_keys)
+        # Attribute keys repeat on every span: remember which name a secret (bounded).
+        self._secret_key_memo: dict[str, bool] = {}
 
     @property
     def rule_names(self) -> tuple[str, ...]:
@@ -209,7 +215,7 @@ class Redactor:
     def value(self, value: Any, key: str = "") -> Any:
         """An attribute value with secrets replaced: strings scanned, lists and maps walked,
         the whole value replaced when `key` names a secret; other values as they are."""
-        if key and key.rsplit(".", 1)[-1].lower() in self._keys:
+        if key and self._names_secret(key):
             return "[REDACTED:secret_attribute]"
         if isinstance(value, str):
             return self.text(value)
@@ -222,7 +228,10 @@ class Redactor:
     # --- what is stored -------------------------------------------------------------------
 
     def span(self, span: SpanRecord) -> SpanRecord:
-        """A copy of `span` to store: attributes, events and status message redacted."""
+        """A copy of `span` to store: attributes, events and status message redacted (the
+        span itself when there is nothing to redact, the common case)."""
+        if self._clean(span):
+            return span
         return replace(
             span,
             attributes=self._attributes(span.attributes),
@@ -248,6 +257,39 @@ class Redactor:
         )
         findings = tuple(self._finding(f, reply_edits) for f in verdict.findings)
         return stored_turn, replace(verdict, findings=findings)
+
+    def _clean(self, span: SpanRecord) -> bool:
+        """True when no rule and no key would change `span`. Every string of the span is
+        scanned once, joined, instead of rule by rule and string by string: a span holds
+        a dozen strings, and each pattern call has a fixed cost that would dominate."""
+        if not self._all_joinable:
+            return False
+        strings: list[str] = [span.status_message]
+        maps = [span.attributes, span.resource_attributes, *(e.attributes for e in span.events)]
+        if not all(self._collect(attributes, strings) for attributes in maps):
+            return False
+        return not self.edits("\0".join(strings))
+
+    def _collect(self, value: Any, into: list[str]) -> bool:
+        """Append every string inside an attribute value (lists and maps walked) to `into`;
+        False as soon as a map key names a secret."""
+        if isinstance(value, str):
+            into.append(value)
+        elif isinstance(value, list | tuple):
+            return all(self._collect(item, into) for item in value)
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                if self._names_secret(str(key)) or not self._collect(item, into):
+                    return False
+        return True
+
+    def _names_secret(self, key: str) -> bool:
+        known = self._secret_key_memo.get(key)
+        if known is None:
+            known = key.rsplit(".", 1)[-1].lower() in self._keys
+            if len(self._secret_key_memo) < _MAX_REMEMBERED_KEYS:
+                self._secret_key_memo[key] = known
+        return known
 
     def _attributes(self, attributes: Mapping[str, Any]) -> Mapping[str, Any]:
         return {key: self.value(value, key) for key, value in attributes.items()}
@@ -276,6 +318,9 @@ class Redactor:
             checked_against=tuple(self.text(item) for item in finding.checked_against),
             span=span,
         )
+
+
+_MAX_REMEMBERED_KEYS = 10_000
 
 
 def _apply(text: str, edits: Sequence[Edit]) -> str:
@@ -343,7 +388,7 @@ def _custom(entry: object, source: str) -> Rule:
         raise ConfigError(f"{source}: pattern {name}: group must be 0..{pattern.groups}")
     if pattern.fullmatch(""):
         raise ConfigError(f"{source}: pattern {name} matches empty text")
-    return Rule(name, pattern, (), group)
+    return Rule(name, pattern, (), group, joinable=False)
 
 
 def _bool(section: Mapping[str, Any], key: str, default: bool, source: str) -> bool:

@@ -227,3 +227,55 @@ def test_a_megabyte_of_near_misses_stays_fast(unit: str) -> None:
     started = time.perf_counter()
     PERSONAL.text(text)
     assert time.perf_counter() - started < 5.0
+
+
+KEY = "sk-proj-abcDEF1234567890abcdef1234"
+
+
+def _span(**fields: object) -> SpanRecord:
+    base: dict[str, object] = {"trace_id": "a" * 32, "span_id": "b" * 16, "name": "chat"}
+    return SpanRecord(**{**base, **fields})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        _span(attributes={"gen_ai.output.messages": f"key {KEY}"}),
+        _span(attributes={"list": ["fine text here", f"and {KEY}"]}),
+        _span(attributes={"map": {"inner": {"deeper": KEY}}}),
+        _span(attributes={"map": {"password": "short"}}),
+        _span(attributes={"http.request.header.cookie": "session=1"}),
+        _span(events=(SpanEvent("log", 1, {"message": KEY}),)),
+        _span(resource_attributes={"url": "postgres://u:pw123456@h/db"}),
+        _span(status_message=f"denied for {KEY}"),
+    ],
+    ids=[
+        "attribute",
+        "inside-a-list",
+        "inside-nested-maps",
+        "nested-key-names-a-secret",
+        "top-level-key-names-a-secret",
+        "event",
+        "resource",
+        "status-message",
+    ],
+)
+def test_the_one_pass_check_of_a_span_misses_no_secret(span: SpanRecord) -> None:
+    stored = DEFAULT.span(span)
+    assert stored is not span
+    assert KEY not in repr(stored) and "pw123456" not in repr(stored)
+    assert "short" not in repr(stored) and "session=1" not in repr(stored)
+
+
+def test_a_clean_span_is_stored_as_it_is() -> None:
+    span = _span(attributes={"gen_ai.input.messages": "Where is order #W0001234?", "n": 3})
+    assert DEFAULT.span(span) is span
+
+
+def test_custom_patterns_are_applied_string_by_string(tmp_path: Path) -> None:
+    path = tmp_path / "redaction.toml"
+    path.write_text('[[redaction.patterns]]\nname = "whole"\npattern = "^EMP-\\\\d+$"\n')
+    redactor = Redactor.load(path)
+    assert redactor is not None
+    span = _span(attributes={"a": "first value", "employee": "EMP-123456"})
+    assert redactor.span(span).attributes["employee"] == "[REDACTED:whole]"
