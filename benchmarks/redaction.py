@@ -1,7 +1,8 @@
 """Cost of redaction before storage: microseconds per KiB of stored text.
 
-Three inputs: GenAI message JSON without secrets (the common case), the same with a key,
-a password and a bearer token in it, and a megabyte of near misses per rule family.
+Inputs: the ingest benchmark's spans (`Redactor.span`, the service's check per span),
+GenAI message JSON without secrets (the common case), the same with a key, a password
+and a bearer token in it, and a megabyte of near misses per rule family.
 
     python -m benchmarks.redaction
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 import json
 import time
 
+from benchmarks.ingest import turn_spans
 from factledger.collector.redaction import OPTIONAL_RULES, SECRET_RULES, Redactor
+from factledger.processors.spans import SpanRecord
 
 REPEATS = 2_000
 
@@ -42,8 +45,23 @@ def _per_kib(redactor: Redactor, text: str) -> float:
     return seconds * 1e6 / (len(text) / 1024)
 
 
+def _per_span(redactor: Redactor) -> float:
+    spans = [
+        SpanRecord(
+            trace_id="a" * 32, span_id=f"{slot:016x}", name=spec.name, attributes=spec.attributes
+        )
+        for slot, spec in enumerate(turn_spans(model="gpt-4o", agent="support", hallucinate=True))
+    ]
+    started = time.perf_counter()
+    for _ in range(REPEATS):
+        for span in spans:
+            redactor.span(span)
+    return (time.perf_counter() - started) * 1e6 / (REPEATS * len(spans))
+
+
 def main() -> None:
     secrets = Redactor.default()
+    print(f"ingest benchmark spans, Redactor.span: {_per_span(secrets):.1f} µs per span")
     everything = Redactor([*SECRET_RULES, *OPTIONAL_RULES.values()])
     clean = _messages()
     dirty = _messages(
