@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from factledger.collector.access import DEFAULT_TENANT
 from factledger.collector.alerts.evaluator import Decision
 from factledger.collector.alerts.rules import AlertConfig, AlertRule, format_duration
 from factledger.processors.errors import FactLedgerError
@@ -71,6 +72,11 @@ def add_alerts_parser(sub: Any) -> None:
     )
     p_check.add_argument("--database", help="ClickHouse database (default factledger)")
     p_check.add_argument(
+        "--tenant",
+        default=DEFAULT_TENANT,
+        help="the tenant whose turns are checked (default: default)",
+    )
+    p_check.add_argument(
         "--at", type=_moment, metavar="TIME", help="evaluate as of this ISO 8601 time (default now)"
     )
     p_check.add_argument("--json", action="store_true", help="print the decisions as JSON")
@@ -103,14 +109,14 @@ def run_check(args: argparse.Namespace) -> int:
             raise FactLedgerError(f"no store at {path}: nothing to check (see --store)")
         ensure_unlocked(path)
     try:
-        store = Store.open(StoreConfig(dsn=dsn, database=database))
+        store = Store.open(StoreConfig(dsn=dsn, database=database, cluster=settings.cluster))
     except StoreError as exc:
         if path is not None and _is_lock_error(str(exc)):
             raise FactLedgerError(_locked_message(path)) from None
         raise FactLedgerError(f"cannot open the store {dsn}: {exc}") from None
     try:
         now = args.at or datetime.now(UTC)
-        checks = check_rules(store, config, now=now)
+        checks = check_rules(store, config, now=now, tenant=args.tenant)
     finally:
         store.close()
     if args.json:

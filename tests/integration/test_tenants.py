@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from factledger.collector.access import AccessConfig
-from factledger.collector.alerts.loop import AlertLoop
+from factledger.collector.alerts.loop import AlertLoop, check_rules
 from factledger.collector.app import create_app
 from factledger.collector.store import Store
 from factledger.settings import ServiceSettings
@@ -160,13 +160,18 @@ def test_no_request_of_one_tenant_returns_another_tenants_data(
     assert mine == {"tenants": ["acme"], "default": "acme"}
 
 
-def test_alerts_and_metrics_stay_with_their_tenant(client: TestClient) -> None:
+def test_alerts_and_metrics_stay_with_their_tenant(client: TestClient, store: Store) -> None:
     _send(client, ACME_IN, range(1, 5), hallucinate=False)
     _send(client, GLOBEX_IN, range(1, 5), hallucinate=True)
     _wait(client, ACME_READ, 4)
     globex_turns = _wait(client, GLOBEX_READ, 4)
     start = min(datetime.fromisoformat(t["started_at"]) for t in globex_turns)
     moment = start + timedelta(minutes=1)
+    # `factledger alerts check --tenant` sees the same split.
+    config = _loop(client, "acme").config
+    for tenant, fires in (("acme", False), ("globex", True)):
+        (check,) = check_rules(store, config, now=moment, tenant=tenant)
+        assert [d.firing for d in check.decisions] == [fires], tenant
     assert _loop(client, "acme").run_once(moment) == []
     (fired,) = _loop(client, "globex").run_once(moment)
     assert fired.kind == "firing"
