@@ -86,7 +86,7 @@ class Pipeline:
         *,
         grace_seconds: float = 2.0,
         max_wait_seconds: float = 60.0,
-        max_pending_spans: int = 200_000,
+        max_pending_spans: int = 50_000,
         clock: Callable[[], float] = time.monotonic,
         recovery_seconds: float = 3600.0,
         redactor: Redactor | None = None,

@@ -16,7 +16,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_MAX_BODY_BYTES | 67108864 | decompressed request size limit (413 above) |
 | FACTLEDGER_GRACE_SECONDS | 2 | quiet time after a turn's root ends before it is judged |
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
-| FACTLEDGER_QUEUE_SPANS | 200000 | spans accepted but not yet stored (503 above) |
+| FACTLEDGER_QUEUE_SPANS | 50000 | spans held in memory: accepted, not yet stored or judged (503 above) |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
 | FACTLEDGER_CONFIG | (none) | validation settings TOML ([validation] section) |
 | FACTLEDGER_ALERTS | (none) | alert rules TOML (docs/alerting.md); none: the built-in rule |
@@ -55,7 +55,7 @@ class ServiceSettings:
     max_body_bytes: int = 64 * 1024 * 1024
     grace_seconds: float = 2.0
     max_wait_seconds: float = 60.0
-    queue_spans: int = 200_000
+    queue_spans: int = 50_000
     retention_days: int = 30
     validation_config: Path | None = None
     alerts_file: Path | None = None
@@ -92,7 +92,7 @@ class ServiceSettings:
             max_body_bytes=_number(env, "FACTLEDGER_MAX_BODY_BYTES", 64 * 1024 * 1024, int),
             grace_seconds=_number(env, "FACTLEDGER_GRACE_SECONDS", 2.0, float),
             max_wait_seconds=_number(env, "FACTLEDGER_MAX_WAIT_SECONDS", 60.0, float),
-            queue_spans=_number(env, "FACTLEDGER_QUEUE_SPANS", 200_000, int),
+            queue_spans=_number(env, "FACTLEDGER_QUEUE_SPANS", 50_000, int),
             retention_days=_number(env, "FACTLEDGER_RETENTION_DAYS", 30, int),
             validation_config=Path(env["FACTLEDGER_CONFIG"])
             if env.get("FACTLEDGER_CONFIG")
