@@ -151,8 +151,9 @@ Edit = tuple[int, int, str]
 
 
 class Redactor:
-    """Applies `rules` to text and `secret_keys` to attribute keys. Immutable, so one
-    instance may serve every thread."""
+    """Applies `rules` to text and `secret_keys` to attribute keys. Safe to share between
+    threads: its rules never change, and its memo of attribute keys only grows (bounded)
+    with whole-value writes."""
 
     def __init__(self, rules: Sequence[Rule], secret_keys: Iterable[str] = SECRET_KEY_ENDINGS):
         self._rules = tuple(rules)
@@ -161,10 +162,6 @@ class Redactor:
         self._keys = frozenset(k.lower() for k in secret_keys)
         # Attribute keys repeat on every span: remember which name a secret (bounded).
         self._secret_key_memo: dict[str, bool] = {}
-
-    @property
-    def rule_names(self) -> tuple[str, ...]:
-        return tuple(rule.name for rule in self._rules)
 
     @classmethod
     def default(cls) -> Redactor:
