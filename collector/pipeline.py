@@ -73,7 +73,7 @@ class Pipeline:
     `start()` replays the write-ahead log before workers run; `shutdown()` drains what it
     can and is safe to call twice.
 
-    With `judge_in_process=False` turns are judged in the turn-processor thread instead of
+    With `judge_in_worker=False` turns are judged in the turn-processor thread instead of
     a worker process (the only mode where `clock` reaches the turn assembler; a worker
     process keeps its own monotonic clock)."""
 
@@ -90,7 +90,7 @@ class Pipeline:
         clock: Callable[[], float] = time.monotonic,
         recovery_seconds: float = 3600.0,
         redactor: Redactor | None = None,
-        judge_in_process: bool = True,
+        judge_in_worker: bool = True,
     ) -> None:
         self._store = store
         self._wal = wal
@@ -105,7 +105,7 @@ class Pipeline:
         self._assembly: queue.Queue[tuple[SpanRecord, ...]] = queue.Queue(maxsize=10_000)
         self._judge: TurnJudge | None = None
         self._worker_config: WorkerConfig | None = None
-        if judge_in_process:
+        if judge_in_worker:
             self._worker_config = WorkerConfig(runner, grace_seconds, max_wait_seconds, redactor)
         else:
             self._judge = TurnJudge(

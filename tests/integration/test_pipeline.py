@@ -17,11 +17,11 @@ from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from tests.integration.otlp_turns import turn_request
 
-MODES = pytest.mark.parametrize("in_process", [True, False], ids=["worker-process", "thread"])
+MODES = pytest.mark.parametrize("in_worker", [True, False], ids=["worker-process", "thread"])
 
 
 def _pipeline(
-    store: Store, wal_dir: Path, metrics: Metrics, max_pending: int, in_process: bool = True
+    store: Store, wal_dir: Path, metrics: Metrics, max_pending: int, in_worker: bool = True
 ) -> Pipeline:
     return Pipeline(
         store,
@@ -31,7 +31,7 @@ def _pipeline(
         grace_seconds=0.1,
         max_wait_seconds=2,
         max_pending_spans=max_pending,
-        judge_in_process=in_process,
+        judge_in_worker=in_worker,
     )
 
 
@@ -49,14 +49,14 @@ def test_pending_spans_are_bounded_and_drops_counted(store: Store, tmp_path: Pat
 
 @MODES
 def test_restart_replays_what_was_acknowledged(
-    store: Store, tmp_path: Path, in_process: bool
+    store: Store, tmp_path: Path, in_worker: bool
 ) -> None:
     body, _ = turn_request(2, hallucinate=True)
     spans = otlp.decode_request(body, otlp.JSON).spans
     crashed = _pipeline(store, tmp_path / "wal", Metrics(), max_pending=1000)
     crashed.submit(otlp.JSON, "default", body, spans)  # acknowledged, never processed
 
-    restarted = _pipeline(store, tmp_path / "wal", Metrics(), 1000, in_process)
+    restarted = _pipeline(store, tmp_path / "wal", Metrics(), 1000, in_worker)
     restarted.start()
     assert restarted.force_flush(30, judge_open_turns=True)
     restarted.shutdown()
@@ -86,7 +86,7 @@ def test_a_row_the_store_refuses_is_dropped_and_its_neighbours_stored(
 @MODES
 @pytest.mark.parametrize("tenant", ["default", "acme"], ids=["default-tenant", "named-tenant"])
 def test_turns_stored_but_not_judged_are_finished_after_a_restart(
-    store: Store, tmp_path: Path, tenant: str, in_process: bool
+    store: Store, tmp_path: Path, tenant: str, in_worker: bool
 ) -> None:
     body, _ = turn_request(4, hallucinate=True)
     spans = otlp.decode_request(body, otlp.JSON, tenant=tenant).spans
@@ -97,7 +97,7 @@ def test_turns_stored_but_not_judged_are_finished_after_a_restart(
         Metrics(),
         grace_seconds=3600,
         max_wait_seconds=7200,  # it would judge only much later
-        judge_in_process=in_process,
+        judge_in_worker=in_worker,
     )
     first.start()
     first.submit(otlp.JSON, tenant, body, spans)
@@ -105,7 +105,7 @@ def test_turns_stored_but_not_judged_are_finished_after_a_restart(
     assert store.span_count(tenant) == len(spans)
     assert store.list_turns(tenant) == ([], 0)
 
-    second = _pipeline(store, tmp_path / "wal", Metrics(), 1000, in_process)
+    second = _pipeline(store, tmp_path / "wal", Metrics(), 1000, in_worker)
     assert list(WriteAheadLog(tmp_path / "wal").replay()) == []  # nothing left to replay
     second.start()
     assert second.force_flush(30, judge_open_turns=True)
@@ -138,10 +138,8 @@ def test_a_worker_process_judges_as_the_thread_does(
     other = Store.open(dataclasses.replace(store_config, database=f"{store_config.database}_t"))
     try:
         results = []
-        for target, in_process in ((store, True), (other, False)):
-            pipeline = _pipeline(
-                target, tmp_path / f"wal{in_process}", Metrics(), 10_000, in_process
-            )
+        for target, worker in ((store, True), (other, False)):
+            pipeline = _pipeline(target, tmp_path / f"wal{worker}", Metrics(), 10_000, worker)
             pipeline.start()
             for body in requests:
                 pipeline.submit(
@@ -152,7 +150,7 @@ def test_a_worker_process_judges_as_the_thread_does(
             results.append(_judged(target))
     finally:
         other.close()
-    in_worker, in_thread = results
-    assert len(in_worker) == len(requests)
-    assert in_worker == in_thread
-    assert {judged[0] for judged in in_worker.values()} == {"pass", "reject"}
+    by_worker, by_thread = results
+    assert len(by_worker) == len(requests)
+    assert by_worker == by_thread
+    assert {judged[0] for judged in by_worker.values()} == {"pass", "reject"}
