@@ -44,6 +44,7 @@ from multiprocessing.connection import Connection
 
 from factledger.collector.judging import Count, Judged, TurnJudge
 from factledger.collector.redaction import Redactor
+from factledger.collector.time_limit import DEFAULT_TURN_SECONDS, TimeLimitedRunner
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -51,6 +52,8 @@ log = logging.getLogger("factledger.judge_worker")
 
 _TICK_SECONDS = 0.05
 """How often an idle worker looks for turns whose grace period has passed."""
+_HEARTBEAT_SECONDS = 1.0
+"""An idle worker says it is alive this often (the service replaces a silent one)."""
 _STOP_SECONDS = 5.0
 _GC_THRESHOLDS = (50_000, 10, 10)
 
@@ -68,6 +71,9 @@ class WorkerConfig:
     max_wait_seconds: float
     redactor: Redactor | None = None
     """Applied to the turns and verdicts stored, as in the in-thread mode."""
+    turn_seconds: float = DEFAULT_TURN_SECONDS
+    """Judging one turn may take this long; then the validator that overran is recorded
+    as a `validator_error` and the turn is stored with the other findings."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,17 @@ class JudgeWorker:
         self.inflight = 0
         self.started_at = 0.0
         """`time.monotonic()` when the worker became ready."""
+        self._heard_at = 0.0
+
+    def silent_for(self) -> float:
+        """Seconds since the worker last sent anything: a result, or the heartbeat it
+        sends every second while idle. Long silence means its judging is stuck."""
+        return time.monotonic() - self._heard_at
+
+    def kill(self) -> None:
+        """End the process at once (it does not answer); the next call raises WorkerDied."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
 
     def start(self, timeout: float = 60.0) -> None:
         """Start the process and wait until it reads. Raises WorkerDied."""
@@ -128,7 +145,7 @@ class JudgeWorker:
         if not ready:
             self.stop(0)
             raise WorkerDied(f"the judging worker did not start within {timeout}s")
-        self.started_at = time.monotonic()
+        self.started_at = self._heard_at = time.monotonic()
 
     @property
     def pid(self) -> int | None:
@@ -178,6 +195,7 @@ class JudgeWorker:
                 result = connection.recv()
                 if isinstance(result, Judged):
                     self.inflight -= result.assembled
+                    self._heard_at = time.monotonic()
                     results.append(result)
         except (EOFError, OSError) as exc:
             if results:  # hand over what did arrive; the next call reports the death
@@ -239,7 +257,7 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     judge = TurnJudge(
-        config.runner,
+        TimeLimitedRunner(config.runner, config.turn_seconds),
         grace_seconds=config.grace_seconds,
         max_wait_seconds=config.max_wait_seconds,
         redactor=config.redactor,
@@ -259,6 +277,7 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
     results: queue.SimpleQueue[bytes] = queue.SimpleQueue()
     outbox.send(_Hello())
     threading.Thread(target=_write, args=(outbox, results), daemon=True).start()
+    last_sent = time.monotonic()
     while True:
         message: object = None  # none within a tick: look for due turns all the same
         try:
@@ -274,8 +293,10 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
                 log.exception("a message from the parent does not unpickle")
                 return
         result = _step(judge, message)
-        if not result.empty:
+        # Sent from this thread, the one that judges: silence means judging is stuck.
+        if not result.empty or time.monotonic() - last_sent >= _HEARTBEAT_SECONDS:
             results.put(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+            last_sent = time.monotonic()
 
 
 def _step(judge: TurnJudge, message: object) -> Judged:

@@ -13,13 +13,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from factledger.collector import rows
 from factledger.collector.redaction import Redactor
 from factledger.processors.assembler import AssembledTurn, TurnAssembler
-from factledger.processors.model import Verdict
-from factledger.processors.runner import ValidationRunner
+from factledger.processors.model import Turn, Verdict
 from factledger.processors.spans import SpanRecord
 
 log = logging.getLogger("factledger.judging")
@@ -29,6 +28,12 @@ _MAX_MODEL_LABELS = 200
 _MAX_LABEL_CHARS = 100
 
 Row = list[Any]
+
+
+class TurnValidator(Protocol):
+    """What judging needs of a runner (`ValidationRunner`, or one with a time limit)."""
+
+    def validate(self, turn: Turn) -> Verdict: ...
 
 
 @dataclass(frozen=True)
@@ -106,7 +111,7 @@ class TurnJudge:
 
     def __init__(
         self,
-        runner: ValidationRunner,
+        runner: TurnValidator,
         *,
         grace_seconds: float,
         max_wait_seconds: float,

@@ -51,6 +51,9 @@ _RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 _RESTART_SECONDS = (0.0, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Waits before restarting a judge worker that died again and again (a crash loop)."""
 _HEALTHY_SECONDS = 60.0
+_HANG_SECONDS = 120.0
+"""A worker silent this long (no result, no heartbeat) is killed and replaced: far above
+one message's work (a chunk of 500 spans, or a flush), well below forever."""
 _RECEIVE_SECONDS = 0.02
 
 
@@ -91,6 +94,7 @@ class Pipeline:
         recovery_seconds: float = 3600.0,
         redactor: Redactor | None = None,
         judge_in_worker: bool = True,
+        hang_seconds: float = _HANG_SECONDS,
     ) -> None:
         self._store = store
         self._wal = wal
@@ -116,6 +120,7 @@ class Pipeline:
                 redactor=redactor,
             )
         self._worker: JudgeWorker | None = None
+        self._hang_seconds = hang_seconds
         self._worker_failures = 0
         self._restart_at = 0.0
         self._open_turns = 0
@@ -335,6 +340,14 @@ class Pipeline:
             self._apply(*worker.receive(_RECEIVE_SECONDS))
         except WorkerDied as exc:
             self._worker_died(worker, str(exc))
+            return
+        silent = worker.silent_for()
+        if silent > self._hang_seconds:
+            # Stuck where the turn time limit cannot reach (inside C code): replace it;
+            # the turns it held are recovered from the store like after a crash.
+            self._metrics.inc("factledger_judge_worker_hangs_total")
+            worker.kill()
+            self._worker_died(worker, f"silent for {silent:.0f}s")
 
     def _feed(self, worker: JudgeWorker) -> None:
         while True:
@@ -478,6 +491,10 @@ class Pipeline:
         m.describe("factledger_spans_stored_total", "Spans written to the store.")
         m.describe("factledger_spans_dropped_total", "Spans not accepted, by reason.")
         m.describe("factledger_turns_validated_total", "Turns judged, by verdict and model.")
+        m.describe(
+            "factledger_judge_worker_hangs_total",
+            "Judge workers killed for owing results and answering nothing.",
+        )
         m.describe("factledger_findings_total", "Findings reported, by kind.")
         m.describe(
             "factledger_assembly_drops_total",

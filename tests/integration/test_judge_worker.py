@@ -16,10 +16,17 @@ import httpx
 from factledger.collector import otlp
 from factledger.collector.judge_worker import JudgeWorker, WorkerConfig
 from factledger.collector.judging import Judged
-from factledger.collector.rows import TURN_COLUMNS
-from factledger.processors.runner import default_runner
+from factledger.collector.metrics import Metrics
+from factledger.collector.pipeline import Pipeline
+from factledger.collector.rows import FINDING_COLUMNS, TURN_COLUMNS
+from factledger.collector.store import Store
+from factledger.collector.wal import WriteAheadLog
+from factledger.processors.runner import ValidationRunner, default_runner, default_validators
+from factledger.processors.settings import ValidationSettings
+from factledger.processors.spans import SpanRecord
 from tests.integration.otlp_turns import turn_request
 from tests.integration.service_process import ServiceProcess
+from tests.integration.stuck_validators import MARKER, StuckValidator
 
 HEADERS = {"Content-Type": "application/json"}
 TURNS = 12
@@ -129,3 +136,80 @@ def test_spans_that_do_not_pickle_are_returned_and_their_neighbours_judged() -> 
     finally:
         worker.stop()
     assert not worker.alive
+
+
+def _spans(index: int, user_text: str | None = None) -> list[SpanRecord]:
+    body, _ = turn_request(index, hallucinate=True, user_text=user_text)
+    return list(otlp.decode_request(body, otlp.JSON).spans)
+
+
+def _suite(*, like_c_code: bool = False) -> ValidationRunner:
+    return ValidationRunner(
+        [*default_validators(ValidationSettings()), StuckValidator(like_c_code=like_c_code)]
+    )
+
+
+def test_a_validator_that_never_finishes_costs_its_turn_one_time_limit() -> None:
+    config = WorkerConfig(_suite(), grace_seconds=60, max_wait_seconds=120, turn_seconds=0.5)
+    worker = JudgeWorker(config)
+    worker.start()
+    try:
+        worker.send([*_spans(1, f"{MARKER}: where is order #W0000001?"), *_spans(2)])
+        worker.request_flush()
+        judged: list[Judged] = []
+        deadline = time.monotonic() + 30
+        while not any(j.flushed for j in judged) and time.monotonic() < deadline:
+            judged.extend(worker.receive(0.1))
+    finally:
+        worker.stop()
+    turns = {row[TURN_COLUMNS.index("TraceId")]: row for j in judged for row in j.turn_rows}
+    assert set(turns) == {f"{1:032x}", f"{2:032x}"}, "both turns are judged"
+    findings = [row for j in judged for row in j.finding_rows]
+    by_trace = {
+        trace: {
+            row[FINDING_COLUMNS.index("Kind")]
+            for row in findings
+            if row[FINDING_COLUMNS.index("TurnId")] == turns[trace][TURN_COLUMNS.index("TurnId")]
+        }
+        for trace in turns
+    }
+    # The stuck validator is recorded; the other validators' findings stand.
+    assert by_trace[f"{1:032x}"] == {
+        "validator_error",
+        "claim_without_tool",
+        "fabricated_identifier",
+    }
+    assert by_trace[f"{2:032x}"] == {"claim_without_tool", "fabricated_identifier"}
+    messages = [row[FINDING_COLUMNS.index("Message")] for row in findings]
+    assert any("stuck@1 raised TurnTimeLimit" in m for m in messages)
+
+
+def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced(
+    store: Store, tmp_path: Path
+) -> None:
+    metrics = Metrics()
+    pipeline = Pipeline(
+        store,
+        WriteAheadLog(tmp_path / "wal"),
+        _suite(like_c_code=True),
+        metrics,
+        grace_seconds=0.2,
+        max_wait_seconds=5,
+        hang_seconds=2,
+    )
+    pipeline.start()
+    try:
+        clean = _spans(1)
+        pipeline.submit(otlp.JSON, "default", b"{}", clean)
+        _wait(lambda: store.list_turns("default")[1] == 1, 30, "the first turn's verdict")
+        stuck = _spans(2, f"{MARKER}: where is order #W0000002?")
+        pipeline.submit(otlp.JSON, "default", b"{}", stuck)
+        _wait(
+            lambda: metrics.value("factledger_judge_worker_hangs_total") >= 1,
+            30,
+            "the silent worker to be killed",
+        )
+        assert metrics.value("factledger_judge_worker_restarts_total") >= 1
+        _wait(lambda: pipeline.ready, 30, "a new worker")
+    finally:
+        pipeline.shutdown(timeout=5)
