@@ -109,9 +109,14 @@ class JudgeWorker:
         self._heard_at = 0.0
 
     def silent_for(self) -> float:
-        """Seconds since the worker last sent anything: a result, or the heartbeat it
-        sends every second while idle. Long silence means its judging is stuck."""
+        """Seconds since the worker was last heard (a result, or the heartbeat it sends
+        every second while idle) or the parent last came back to listen. Long silence
+        means the worker's judging is stuck. Safe to read from another thread."""
         return time.monotonic() - self._heard_at
+
+    def listening(self) -> None:
+        """The parent listens again after other work: silence counts from now."""
+        self._heard_at = max(self._heard_at, time.monotonic())
 
     def kill(self) -> None:
         """End the process at once (it does not answer); the next call raises WorkerDied."""

@@ -55,6 +55,7 @@ _HANG_SECONDS = 120.0
 """A worker silent this long (no result, no heartbeat) is killed and replaced: far above
 one message's work (a chunk of 500 spans, or a flush), well below forever."""
 _RECEIVE_SECONDS = 0.02
+_WATCH_SECONDS = 1.0
 
 
 class PipelineFull(Exception):
@@ -193,10 +194,10 @@ class Pipeline:
         self._recover_open_turns()
         if self._worker_config is not None:
             self._worker = self._start_worker(self._worker_config)
-        for target, name in (
-            (self._write_spans, "span-writer"),
-            (self._process_turns, "turn-processor"),
-        ):
+        threads = [(self._write_spans, "span-writer"), (self._process_turns, "turn-processor")]
+        if self._worker_config is not None:
+            threads.append((self._watch_worker, "worker-watch"))
+        for target, name in threads:
             thread = threading.Thread(target=target, name=f"factledger-{name}", daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -237,6 +238,12 @@ class Pipeline:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout)
+        worker = self._worker
+        if worker is not None and worker.alive:
+            # The turn processor could not stop it: blocked on a worker that is stuck.
+            worker.kill()
+            for thread in self._threads:
+                thread.join(timeout)
 
     def force_flush(self, timeout: float = 10.0, *, judge_open_turns: bool = False) -> bool:
         """Wait until every accepted span is stored and every due turn judged (tests,
@@ -337,17 +344,14 @@ class Pipeline:
             return
         try:
             self._feed(worker)
-            self._apply(*worker.receive(_RECEIVE_SECONDS))
+            results = worker.receive(_RECEIVE_SECONDS)
         except WorkerDied as exc:
             self._worker_died(worker, str(exc))
             return
-        silent = worker.silent_for()
-        if silent > self._hang_seconds:
-            # Stuck where the turn time limit cannot reach (inside C code): replace it;
-            # the turns it held are recovered from the store like after a crash.
-            self._metrics.inc("factledger_judge_worker_hangs_total")
-            worker.kill()
-            self._worker_died(worker, f"silent for {silent:.0f}s")
+        if results:
+            self._apply(*results)
+            # Time spent inserting is not the worker's silence: count from here.
+            worker.listening()
 
     def _feed(self, worker: JudgeWorker) -> None:
         while True:
@@ -422,6 +426,24 @@ class Pipeline:
             self._recover_open_turns()
             self._flush_sent = False
         return self._worker
+
+    def _watch_worker(self) -> None:
+        """Kill a worker that stays silent (no result, no heartbeat) while the turn
+        processor listens: its judging is stuck where the turn time limit cannot reach
+        (inside C code). A thread of its own, because the turn processor may itself be
+        blocked sending to that worker. The kill ends the worker; the turn processor sees
+        it die, restarts it and recovers the turns it held."""
+        while not self._stop.wait(_WATCH_SECONDS):
+            worker = self._worker
+            if worker is None or not worker.alive:
+                continue
+            silent = worker.silent_for()
+            if silent > self._hang_seconds:
+                log.error(
+                    "the judge worker (pid %s) is silent for %.0fs; killing it", worker.pid, silent
+                )
+                self._metrics.inc("factledger_judge_worker_hangs_total")
+                worker.kill()
 
     def _worker_died(self, worker: JudgeWorker, reason: str) -> None:
         log.error("the judge worker (pid %s) died: %s; restarting it", worker.pid, reason)

@@ -3,7 +3,7 @@ worker's time limits. A module of its own: the worker process imports it to unpi
 
 from __future__ import annotations
 
-import signal
+import re
 import time
 from collections.abc import Sequence
 
@@ -13,9 +13,13 @@ from factledger.processors.model import Finding, Turn
 MARKER = "STUCK"
 
 
+_EXPONENTIAL = re.compile(r"(a+)+$")
+
+
 class StuckValidator:
-    """Sleeps for an hour on a STUCK turn. With `like_c_code`, SIGALRM is blocked first,
-    as a long call inside C code would hold off the turn time limit."""
+    """Sleeps for an hour on a STUCK turn. With `like_c_code` it runs a regular expression
+    that backtracks exponentially instead: C code that holds the GIL for longer than
+    anyone waits, so neither the turn time limit nor the worker's other threads run."""
 
     name = "stuck"
     version = "1"
@@ -27,6 +31,6 @@ class StuckValidator:
     def __call__(self, turn: Turn) -> Sequence[Finding]:
         if MARKER in turn.user_message:
             if self.like_c_code:
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+                _EXPONENTIAL.match("a" * 64 + "b")
             time.sleep(3600)
         return ()

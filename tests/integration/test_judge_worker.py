@@ -204,6 +204,10 @@ def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced(
         _wait(lambda: store.list_turns("default")[1] == 1, 30, "the first turn's verdict")
         stuck = _spans(2, f"{MARKER}: where is order #W0000002?")
         pipeline.submit(otlp.JSON, "default", b"{}", stuck)
+        # More than a pipe holds: the stuck worker cannot read it, so the service's send
+        # blocks; the watch must not depend on the thread that sends.
+        for index in range(3, 40):
+            pipeline.submit(otlp.JSON, "default", b"{}", _spans(index))
         _wait(
             lambda: metrics.value("factledger_judge_worker_hangs_total") >= 1,
             30,
