@@ -162,12 +162,13 @@ def _scope(raw: Any) -> _Scope:
         return "", ""
     if not isinstance(raw, dict):
         return _Drop("invalid_scope")
-    name, version = raw.get("name"), raw.get("version")
-    name = "" if name is None else name
-    version = "" if version is None else version
-    if not isinstance(name, str) or not isinstance(version, str):
-        return _Drop("invalid_scope")
-    return name, version
+    try:
+        return (
+            _optional_string(raw, "name", "invalid_scope"),
+            _optional_string(raw, "version", "invalid_scope"),
+        )
+    except _Drop as drop:
+        return drop
 
 
 def _span(raw: Any, resource: _Resource, scope: _Scope, tenant: str) -> SpanRecord:
@@ -207,6 +208,16 @@ def _span(raw: Any, resource: _Resource, scope: _Scope, tenant: str) -> SpanReco
         scope_version=scope[1],
         tenant=tenant,
     )
+
+
+def _optional_string(obj: JsonObject, key: str, reason: str) -> str:
+    """A string field that may be absent (proto3 default ""); any other type drops."""
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Drop(reason)
+    return value
 
 
 def _hex_id(raw: Any, pattern: re.Pattern[str], reason: str) -> str:
@@ -249,11 +260,7 @@ def _status(raw: Any) -> tuple[int, str]:
         return 0, ""
     if not isinstance(raw, dict):
         raise _Drop("invalid_status")
-    message = raw.get("message")
-    if message is None:
-        message = ""
-    if not isinstance(message, str):
-        raise _Drop("invalid_status")
+    message = _optional_string(raw, "message", "invalid_status")
     return _enum(raw.get("code"), _STATUS_CODES, "invalid_status"), message
 
 
@@ -268,11 +275,7 @@ def _events(raw: Any) -> list[Any]:
 def _event(raw: Any) -> SpanEvent:
     if not isinstance(raw, dict):
         raise _Drop("invalid_event")
-    name = raw.get("name")
-    if name is None:
-        name = ""
-    if not isinstance(name, str):
-        raise _Drop("invalid_event")
+    name = _optional_string(raw, "name", "invalid_event")
     time = _field(raw, "timeUnixNano", "time_unix_nano")
     return SpanEvent(
         name=name,
@@ -291,11 +294,7 @@ def _attributes(raw: Any, depth: int) -> JsonObject:
     for pair in raw:
         if not isinstance(pair, dict):
             raise _Drop("invalid_attributes")
-        key = pair.get("key")
-        if key is None:
-            key = ""
-        if not isinstance(key, str):
-            raise _Drop("invalid_attributes")
+        key = _optional_string(pair, "key", "invalid_attributes")
         attributes[key] = _value(pair.get("value"), depth)
     return attributes
 
