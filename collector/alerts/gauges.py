@@ -98,9 +98,6 @@ class RejectRateGauges:
         self._lock = threading.Lock()
         self._cached: tuple[float, tuple[GaugeFamily, ...]] | None = None
 
-    def render(self) -> str:
-        return render_families(self.families())
-
     def families(self) -> tuple[GaugeFamily, ...]:
         with self._lock:
             if self._cached is not None and self._clock() - self._cached[0] < self._cache_seconds:

@@ -23,7 +23,7 @@ from .. import rows
 from ..metrics import Metrics
 from ..store import MAX_LIST_LIMIT, Store, StoreError
 from .evaluator import AlertEvent, Decision, FiringAlert, evaluate, step
-from .gauges import GaugeFamily, RejectRateGauges, prometheus_labels, render_families
+from .gauges import GaugeFamily, RejectRateGauges, prometheus_labels
 from .notifier import DeliveryAttempt, Notifier
 from .payloads import alert_message, payload
 from .rules import AlertConfig, AlertRule, redact_url
@@ -350,10 +350,6 @@ class AlertLoop:
     @property
     def tenant(self) -> str:
         return self._tenant
-
-    def render_metrics(self) -> str:
-        """Prometheus text: the reject-rate gauges and `factledger_alert_firing{rule,key}`."""
-        return render_families(self.metric_families())
 
     def metric_families(self) -> tuple[GaugeFamily, ...]:
         """The reject-rate gauges and `factledger_alert_firing{rule,key}`, every sample with
