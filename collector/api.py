@@ -128,7 +128,7 @@ def add_review(
         raise HTTPException(404, f"no turn {turn_id}")
     review_id = str(uuid.uuid4())
     created = datetime.now(UTC)
-    redactor = request.app.state.service.redactor
+    redactor = request.app.state.service.settings.redactor
     note = redactor.text(review.note) if redactor else review.note
     store.insert_review(
         rows.review_row(

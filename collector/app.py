@@ -24,7 +24,6 @@ from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.readers import operator_scope, read_scope
 from factledger.collector.receiver import router as receiver_router
-from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import ValidationRunner
@@ -42,8 +41,6 @@ class Service:
     store: Store
     pipeline: Pipeline
     metrics: Metrics
-    redactor: Redactor | None = None
-    """None when redaction is switched off."""
 
 
 def create_app(settings: ServiceSettings, *, store: Store | None = None) -> FastAPI:
@@ -66,7 +63,6 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
             if settings.validation_config
             else ValidationSettings()
         )
-        redactor = settings.redactor
         metrics = Metrics()
         wal = WriteAheadLog(
             settings.wal_dir, retain_seconds=settings.max_wait_seconds + settings.grace_seconds + 60
@@ -79,10 +75,10 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
             grace_seconds=settings.grace_seconds,
             max_wait_seconds=settings.max_wait_seconds,
             max_pending_spans=settings.queue_spans,
-            redactor=redactor,
+            redactor=settings.redactor,
         )
         pipeline.start()
-        app.state.service = Service(settings, opened, pipeline, metrics, redactor)
+        app.state.service = Service(settings, opened, pipeline, metrics)
         alert_config = load_alert_config(settings.alerts_file)
         loops = _alert_loops(settings, opened, alert_config, metrics)
         for loop in loops.values():
