@@ -399,6 +399,9 @@ class Store:
                 params[name] = value
                 conditions.append(condition)
         where = " AND ".join(conditions)
+        # Counted before the page is read: turns only arrive, so a page never holds fewer
+        # of them than the count says.
+        total = self._scalar(f"SELECT uniqExact(TurnId) FROM {{db}}.turns WHERE {where}", params)
         # The page's ids first, reading only the filtered and sorted columns; the wide
         # columns then for those ids alone, through the primary key.
         page = (
@@ -412,7 +415,6 @@ class Store:
             " ORDER BY StartedAt DESC, TurnId DESC, Version DESC LIMIT 1 BY TurnId",
             params,
         )
-        total = self._scalar(f"SELECT uniqExact(TurnId) FROM {{db}}.turns WHERE {where}", params)
         return [_turn_summary(row) for row in rows], total
 
     def get_turn(self, tenant: str, turn_id: str) -> dict[str, Any] | None:

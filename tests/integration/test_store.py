@@ -5,6 +5,7 @@ Every test gets its own database on the process's one chDB path (see conftest.py
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -686,3 +687,22 @@ def test_same_turn_id_in_two_tenants_stays_apart(store: Store) -> None:
     assert (turn["verdict"], turn["findings"], len(turn["versions"])) == ("pass", [], 1)
     assert store.finding_count(TENANT) == 0
     assert store.finding_count(OTHER) == 1
+
+
+def test_a_page_read_while_turns_arrive_holds_every_turn_it_counts(store: Store) -> None:
+    """The count is taken before the page: turns only arrive, so a reader polling for
+    "total >= n" gets at least n rows back."""
+
+    def arrive() -> None:
+        for n in range(1, 41):
+            write(store, Seed(f"t{n}", minute=n))
+
+    arriving = threading.Thread(target=arrive)
+    arriving.start()
+    reads = []
+    while arriving.is_alive():
+        listed, counted = store.list_turns(TENANT, limit=1000)
+        reads.append((len(listed), counted))
+    arriving.join()
+    assert reads and all(rows >= counted for rows, counted in reads), reads
+    assert store.list_turns(TENANT, limit=1000)[1] == 40
