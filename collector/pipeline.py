@@ -401,9 +401,7 @@ class Pipeline:
             worker.start()
         except WorkerDied:
             log.exception("starting the judge worker failed")
-            self._worker_failures += 1
-            delay = _RESTART_SECONDS[min(self._worker_failures, len(_RESTART_SECONDS) - 1)]
-            self._restart_at = time.monotonic() + delay
+            self._schedule_restart()
             return None
         return worker
 
@@ -458,6 +456,11 @@ class Pipeline:
         self._worker = None
         if time.monotonic() - worker.started_at > _HEALTHY_SECONDS:
             self._worker_failures = 0  # an occasional death is not a crash loop
+        self._schedule_restart()
+
+    def _schedule_restart(self) -> None:
+        """Count one more failure in a row (a death or a failed start); the nth waits
+        `_RESTART_SECONDS[n - 1]` before the next start."""
         self._worker_failures += 1
         delay = _RESTART_SECONDS[min(self._worker_failures - 1, len(_RESTART_SECONDS) - 1)]
         self._restart_at = time.monotonic() + delay
