@@ -36,6 +36,7 @@ import queue
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from factledger.collector.judging import Count, Judged, TurnJudge
+from factledger.collector.quarantine import QuarantiningRunner, TurnNote
 from factledger.collector.redaction import Redactor
 from factledger.collector.time_limit import DEFAULT_TURN_SECONDS, TimeLimitedRunner
 from factledger.processors.runner import ValidationRunner
@@ -74,6 +76,8 @@ class WorkerConfig:
     turn_seconds: float = DEFAULT_TURN_SECONDS
     """Judging one turn may take this long; then the validator that overran is recorded
     as a `validator_error` and the turn is stored with the other findings."""
+    quarantined: frozenset[str] = frozenset()
+    """Turn ids not to validate: validating them stopped an earlier worker."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,9 @@ class JudgeWorker:
         self._process: subprocess.Popen[bytes] | None = None
         self._to_worker: Connection | None = None
         self._from_worker: Connection | None = None
+        # The turn the worker is validating, for the service to quarantine if it hangs.
+        self._note_file = tempfile.TemporaryFile()  # noqa: SIM115 (lives with the handle)
+        self._note = TurnNote(self._note_file.fileno())
         self.inflight = 0
         self.started_at = 0.0
         """`time.monotonic()` when the worker became ready."""
@@ -113,6 +120,10 @@ class JudgeWorker:
         every second while idle) or the parent last came back to listen. Long silence
         means the worker's judging is stuck. Safe to read from another thread."""
         return time.monotonic() - self._heard_at
+
+    def judging(self) -> str:
+        """The id of the turn the worker is validating now; empty between turns."""
+        return self._note.read()
 
     def listening(self) -> None:
         """The parent listens again after other work: silence counts from now."""
@@ -127,10 +138,11 @@ class JudgeWorker:
         """Start the process and wait until it reads. Raises WorkerDied."""
         inbox_out, inbox_in = os.pipe()
         outbox_out, outbox_in = os.pipe()
+        note = self._note_file.fileno()
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", _CHILD, str(inbox_out), str(outbox_in)],
-                pass_fds=(inbox_out, outbox_in),
+                [sys.executable, "-c", _CHILD, str(inbox_out), str(outbox_in), str(note)],
+                pass_fds=(inbox_out, outbox_in, note),
                 stdin=subprocess.DEVNULL,
             )
         except OSError as exc:
@@ -226,6 +238,8 @@ class JudgeWorker:
         from_worker, self._from_worker = self._from_worker, None
         if from_worker is not None:
             from_worker.close()
+        # The note file stays open while this handle lives: the watch thread may still
+        # read it, and a closed descriptor's number can be reused.
 
     def _send(self, message: object) -> None:
         self._send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
@@ -246,23 +260,27 @@ _CHILD = "import sys; from factledger.collector.judge_worker import main; main(s
 
 
 def main(argv: Sequence[str]) -> None:
-    """The worker process's entry: the two pipe ends it was given, by descriptor."""
+    """The worker process's entry: the two pipe ends and the turn note file it was given,
+    by descriptor."""
     inbox = Connection(int(argv[0]), writable=False)
     outbox = Connection(int(argv[1]), readable=False)
+    note = TurnNote(int(argv[2]))
     try:
         config = inbox.recv()
     except (EOFError, OSError):
         return
     if isinstance(config, WorkerConfig):
-        serve(inbox, outbox, config)
+        serve(inbox, outbox, config, note)
 
 
-def serve(inbox: Connection, outbox: Connection, config: WorkerConfig) -> None:
+def serve(inbox: Connection, outbox: Connection, config: WorkerConfig, note: TurnNote) -> None:
     """The worker process: judge what arrives until the parent closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     judge = TurnJudge(
-        TimeLimitedRunner(config.runner, config.turn_seconds),
+        QuarantiningRunner(
+            TimeLimitedRunner(config.runner, config.turn_seconds), note, config.quarantined
+        ),
         grace_seconds=config.grace_seconds,
         max_wait_seconds=config.max_wait_seconds,
         redactor=config.redactor,

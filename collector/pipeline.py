@@ -18,7 +18,8 @@ Assembly and validation (`collector.judging.TurnJudge`) run in a worker process 
 default (`collector.judge_worker`), so they do not share the GIL with receiving and
 storing; this process keeps every store access and inserts the rows the worker sends
 back. A worker that dies is restarted, and the turns it held are read back from the
-store (spans stored, no turn row) and judged, as after a restart of the service.
+store (spans stored, no turn row) and judged, as after a restart of the service; a turn
+whose validation hung a worker is stored unvalidated (`collector.quarantine`).
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from factledger.collector import otlp, rows
 from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied
 from factledger.collector.judging import Judged, TurnJudge
 from factledger.collector.metrics import Metrics
+from factledger.collector.quarantine import MAX_QUARANTINED
 from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreError
 from factledger.collector.wal import WriteAheadLog
@@ -122,6 +124,8 @@ class Pipeline:
             )
         self._worker: JudgeWorker | None = None
         self._hang_seconds = hang_seconds
+        self._quarantined: tuple[str, ...] = ()
+        """Turns that stopped a worker (see `collector.quarantine`), oldest first."""
         self._worker_failures = 0
         self._restart_at = 0.0
         self._open_turns = 0
@@ -416,6 +420,7 @@ class Pipeline:
         config = self._worker_config
         if config is None or time.monotonic() < self._restart_at:
             return None
+        config = replace(config, quarantined=frozenset(self._quarantined))
         self._worker = self._start_worker(config)
         if self._worker is not None:
             # The turns the dead worker held: their spans are stored, their verdicts
@@ -437,9 +442,17 @@ class Pipeline:
                 continue
             silent = worker.silent_for()
             if silent > self._hang_seconds:
+                turn_id = worker.judging()
                 log.error(
-                    "the judge worker (pid %s) is silent for %.0fs; killing it", worker.pid, silent
+                    "the judge worker (pid %s) is silent for %.0fs, validating turn %s; killing it",
+                    worker.pid,
+                    silent,
+                    turn_id or "(none)",
                 )
+                if turn_id:
+                    # Replaced, not mutated: the turn processor reads it at the next start.
+                    kept = (*self._quarantined, turn_id)
+                    self._quarantined = kept[-MAX_QUARANTINED:]
                 self._metrics.inc("factledger_judge_worker_hangs_total")
                 worker.kill()
 

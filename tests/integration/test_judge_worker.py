@@ -184,7 +184,7 @@ def test_a_validator_that_never_finishes_costs_its_turn_one_time_limit() -> None
     assert any("stuck@1 raised TurnTimeLimit" in m for m in messages)
 
 
-def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced(
+def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced_once(
     store: Store, tmp_path: Path
 ) -> None:
     metrics = Metrics()
@@ -215,5 +215,18 @@ def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced(
         )
         assert metrics.value("factledger_judge_worker_restarts_total") >= 1
         _wait(lambda: pipeline.ready, 30, "a new worker")
+        # The next worker recovers the stuck turn with the others, and stores it without
+        # validating it again: every turn is judged, and no second worker hangs.
+        _wait(lambda: store.list_turns("default")[1] == 39, 60, "every turn's verdict")
+        assert metrics.value("factledger_judge_worker_hangs_total") == 1
+        (listed,), _ = store.list_turns("default", trace_id=f"{2:032x}")
+        turn = store.get_turn("default", listed["turn_id"])
+        assert turn is not None
+        assert [(f["kind"], f["message"]) for f in turn["findings"]] == [
+            (
+                "validator_error",
+                "validating this turn stopped the judge worker; it was not validated again",
+            )
+        ]
     finally:
         pipeline.shutdown(timeout=5)
