@@ -244,7 +244,10 @@ class Redactor:
 
     def judged(self, turn: Turn, verdict: Verdict) -> tuple[Turn, Verdict]:
         """Copies of a judged turn and its verdict to store. Findings' offsets move with the
-        reply; a tool call keeps the outcome judged on its raw result."""
+        reply; a tool call keeps the outcome judged on its raw result. The turn and
+        verdict themselves when there is nothing to redact, the common case."""
+        if self._clean_judged(turn, verdict):
+            return turn, verdict
         reply_edits = self.edits(turn.reply)
         stored_turn = replace(
             turn,
@@ -265,6 +268,20 @@ class Redactor:
         maps = [span.attributes, span.resource_attributes, *(e.attributes for e in span.events)]
         if not all(self._collect(attributes, strings) for attributes in maps):
             return False
+        return not self.edits("\0".join(strings))
+
+    def _clean_judged(self, turn: Turn, verdict: Verdict) -> bool:
+        """True when `judged` would change nothing: every string it redacts, scanned once,
+        joined (as `_clean` does for a span)."""
+        if not self._all_joinable:
+            return False
+        strings = [turn.reply, turn.user_message]
+        for call in turn.tool_calls:
+            strings += (call.arguments_text, call.result or "")
+            if not self._collect(call.arguments, strings):
+                return False
+        for finding in verdict.findings:
+            strings += (finding.message, finding.token, *finding.checked_against)
         return not self.edits("\0".join(strings))
 
     def _collect(self, value: Any, into: list[str]) -> bool:

@@ -170,6 +170,67 @@ def test_judged_turn_moves_offsets_and_keeps_the_judged_outcome() -> None:
     assert call.error  # judged failed on the raw result, stays failed
 
 
+_CLEAN_CALL = ToolCall(
+    "get_order", arguments={"order_id": "W1", "nested": {"k": [1, "x"]}}, result='{"ok": 1}'
+)
+_CLEAN_FINDING = Finding(Kind.FABRICATED_IDENTIFIER, "W2 is in no result", token="W2")
+_KEY = "ghp_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+
+
+def test_a_judged_turn_without_secrets_is_stored_as_it_is() -> None:
+    turn = Turn(reply="Order W1 shipped.", user_message="where is W1?", tool_calls=(_CLEAN_CALL,))
+    verdict = Verdict(Outcome.REJECT, (_CLEAN_FINDING,))
+    stored_turn, stored_verdict = DEFAULT.judged(turn, verdict)
+    assert stored_turn is turn and stored_verdict is verdict
+
+
+@pytest.mark.parametrize(
+    ("turn", "verdict"),
+    [
+        (Turn(reply=f"k {_KEY}"), Verdict(Outcome.PASS)),
+        (Turn(reply="ok", user_message=f"use {_KEY}"), Verdict(Outcome.PASS)),
+        (Turn(reply="ok", tool_calls=(ToolCall("t", arguments_text=_KEY),)), Verdict(Outcome.PASS)),
+        (Turn(reply="ok", tool_calls=(ToolCall("t", result=_KEY),)), Verdict(Outcome.PASS)),
+        (
+            Turn(reply="ok", tool_calls=(ToolCall("t", arguments={"a": [{"b": _KEY}]}),)),
+            Verdict(Outcome.PASS),
+        ),
+        (
+            Turn(reply="ok", tool_calls=(ToolCall("t", arguments={"x": {"api_key": "short"}}),)),
+            Verdict(Outcome.PASS),
+        ),
+        (
+            Turn(reply="ok"),
+            Verdict(Outcome.FLAG, (Finding(Kind.FABRICATED_IDENTIFIER, "m", token=_KEY),)),
+        ),
+        (
+            Turn(reply="ok"),
+            Verdict(
+                Outcome.FLAG,
+                (Finding(Kind.FABRICATED_IDENTIFIER, "m", checked_against=("a", _KEY)),),
+            ),
+        ),
+    ],
+    ids=[
+        "reply",
+        "user-message",
+        "arguments-text",
+        "result",
+        "nested-argument",
+        "secret-argument-key",
+        "finding-token",
+        "finding-evidence",
+    ],
+)
+def test_a_secret_in_any_stored_field_of_a_judged_turn_is_redacted(
+    turn: Turn, verdict: Verdict
+) -> None:
+    stored_turn, stored_verdict = DEFAULT.judged(turn, verdict)
+    stored = repr((stored_turn, stored_verdict))
+    assert _KEY not in stored and "short" not in stored
+    assert "[REDACTED:" in stored
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
