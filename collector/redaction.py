@@ -26,6 +26,7 @@ value replaced. Configuration (FACTLEDGER_REDACTION, TOML)::
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -152,16 +153,30 @@ Edit = tuple[int, int, str]
 
 class Redactor:
     """Applies `rules` to text and `secret_keys` to attribute keys. Safe to share between
-    threads: its rules never change, and its memo of attribute keys only grows (bounded)
-    with whole-value writes."""
+    threads: its rules never change, and its memos (attribute keys that name a secret,
+    long texts found clean) are bounded and only ever hold answers the rules give. Pickles
+    without its memos (the judge worker gets a copy)."""
 
     def __init__(self, rules: Sequence[Rule], secret_keys: Iterable[str] = SECRET_KEY_ENDINGS):
         self._rules = tuple(rules)
         self._anchored = any(rule.anchors for rule in self._rules)
         self._all_joinable = all(rule.joinable for rule in self._rules)
         self._keys = frozenset(k.lower() for k in secret_keys)
+        self._start_memos()
+
+    def _start_memos(self) -> None:
         # Attribute keys repeat on every span: remember which name a secret (bounded).
         self._secret_key_memo: dict[str, bool] = {}
+        # Long texts found clean, oldest first (bounded); see `_all_clean`.
+        self._clean_memo: dict[str, None] = {}
+        self._clean_memo_lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k in _PICKLED}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._start_memos()
 
     @classmethod
     def default(cls) -> Redactor:
@@ -268,7 +283,7 @@ class Redactor:
         maps = [span.attributes, span.resource_attributes, *(e.attributes for e in span.events)]
         if not all(self._collect(attributes, strings) for attributes in maps):
             return False
-        return not self.edits("\0".join(strings))
+        return self._all_clean(strings)
 
     def _clean_judged(self, turn: Turn, verdict: Verdict) -> bool:
         """True when `judged` would change nothing: every string it redacts, scanned once,
@@ -282,7 +297,23 @@ class Redactor:
                 return False
         for finding in verdict.findings:
             strings += (finding.message, finding.token, *finding.checked_against)
-        return not self.edits("\0".join(strings))
+        return self._all_clean(strings)
+
+    def _all_clean(self, strings: list[str]) -> bool:
+        """True when no rule finds anything in `strings`. Long strings already found clean
+        are skipped: system instructions and tool definitions, the largest attributes,
+        repeat on every LLM span of an agent."""
+        memo = self._clean_memo
+        fresh = [s for s in strings if len(s) < _MEMO_MIN_CHARS or s not in memo]
+        if self.edits("\0".join(fresh)):
+            return False
+        with self._clean_memo_lock:
+            for text in fresh:
+                if len(text) >= _MEMO_MIN_CHARS:
+                    if len(memo) >= _MAX_REMEMBERED_TEXTS:
+                        del memo[next(iter(memo))]  # the oldest
+                    memo[text] = None
+        return True
 
     def _collect(self, value: Any, into: list[str]) -> bool:
         """Append every string inside an attribute value (lists and maps walked) to `into`;
@@ -334,7 +365,11 @@ class Redactor:
         )
 
 
+_PICKLED = frozenset({"_rules", "_anchored", "_all_joinable", "_keys"})
 _MAX_REMEMBERED_KEYS = 10_000
+_MEMO_MIN_CHARS = 256
+"""Shorter texts are scanned each time: looking them up would cost about as much."""
+_MAX_REMEMBERED_TEXTS = 1_000
 
 
 def _apply(text: str, edits: Sequence[Edit]) -> str:

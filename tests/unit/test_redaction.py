@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import time
 from pathlib import Path
 
@@ -340,3 +341,31 @@ def test_custom_patterns_are_applied_string_by_string(tmp_path: Path) -> None:
     assert redactor is not None
     span = _span(attributes={"a": "first value", "employee": "EMP-123456"})
     assert redactor.span(span).attributes["employee"] == "[REDACTED:whole]"
+
+
+_INSTRUCTIONS = "You are the order desk of Northwind. " * 20  # long: remembered when clean
+
+
+def test_a_long_text_seen_clean_does_not_hide_a_secret_beside_it() -> None:
+    redactor = Redactor.default()
+    clean = _span(attributes={"gen_ai.system_instructions": _INSTRUCTIONS})
+    assert redactor.span(clean) is clean
+    dirty = _span(attributes={"gen_ai.system_instructions": _INSTRUCTIONS, "note": _KEY})
+    stored = redactor.span(dirty)
+    assert stored.attributes == {
+        "gen_ai.system_instructions": _INSTRUCTIONS,
+        "note": "[REDACTED:github_token]",
+    }
+    # A long text holding a secret is never remembered as clean.
+    secret_text = _INSTRUCTIONS + _KEY
+    for _ in range(2):
+        assert _KEY not in repr(redactor.span(_span(attributes={"s": secret_text})))
+
+
+def test_a_redactor_travels_by_pickle_and_still_redacts() -> None:
+    redactor = Redactor.default()
+    redactor.span(_span(attributes={"gen_ai.system_instructions": _INSTRUCTIONS}))
+    copy = pickle.loads(pickle.dumps(redactor))
+    assert copy.text(f"token {_KEY}") == "token [REDACTED:github_token]"
+    clean = _span(attributes={"gen_ai.system_instructions": _INSTRUCTIONS})
+    assert copy.span(clean) is clean
