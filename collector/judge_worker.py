@@ -47,6 +47,7 @@ from factledger.collector.judging import Count, Judged, TurnJudge
 from factledger.collector.quarantine import QuarantiningRunner, TurnNote
 from factledger.collector.redaction import Redactor
 from factledger.collector.time_limit import DEFAULT_TURN_SECONDS, TimeLimitedRunner
+from factledger.processors.assembler import PriorVerdict
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -83,6 +84,13 @@ class WorkerConfig:
 @dataclass(frozen=True)
 class _Spans:
     spans: tuple[SpanRecord, ...]
+
+
+@dataclass(frozen=True)
+class _Recall:
+    """Verdicts stored before the worker started, ahead of the spans read back with them."""
+
+    priors: tuple[PriorVerdict, ...]
 
 
 @dataclass(frozen=True)
@@ -194,6 +202,11 @@ class JudgeWorker:
                 continue
             self._send_bytes(data)
         return unsent
+
+    def recall(self, priors: Sequence[PriorVerdict]) -> None:
+        """Hand the worker stored verdicts to go on from (`TurnJudge.recall`), before the
+        spans read back with them. Raises WorkerDied."""
+        self._send(_Recall(tuple(priors)))
 
     def request_flush(self) -> None:
         """Ask the worker to judge every open turn; a `Judged` with `flushed` answers,
@@ -323,6 +336,8 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig, note: Tur
 
 
 def _step(judge: TurnJudge, message: object) -> Judged:
+    if isinstance(message, _Recall):
+        judge.recall(message.priors)
     spans = message.spans if isinstance(message, _Spans) else ()
     try:
         return judge.judge(spans, flush=isinstance(message, _Flush))

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from factledger.collector import rows
 from factledger.collector.redaction import Redactor
-from factledger.processors.assembler import AssembledTurn, TurnAssembler
+from factledger.processors.assembler import AssembledTurn, PriorVerdict, TurnAssembler
 from factledger.processors.model import Turn, Verdict
 from factledger.processors.spans import SpanRecord
 
@@ -133,6 +133,12 @@ class TurnJudge:
     @property
     def open_turns(self) -> int:
         return self._assembler.open_count
+
+    def recall(self, priors: Sequence[PriorVerdict]) -> None:
+        """Verdicts stored before this judge started, sent ahead of the spans read back
+        with them at a restart (see `TurnAssembler.remember`)."""
+        for prior in priors:
+            self._assembler.remember(prior)
 
     def judge(self, spans: Sequence[SpanRecord], *, flush: bool = False) -> Judged:
         """Add `spans`, then judge the turns that are due (with `flush`, every open one).

@@ -18,8 +18,9 @@ Assembly and validation (`collector.judging.TurnJudge`) run in a worker process 
 default (`collector.judge_worker`), so they do not share the GIL with receiving and
 storing; this process keeps every store access and inserts the rows the worker sends
 back. A worker that dies is restarted, and the turns it held are read back from the
-store (spans stored, no turn row) and judged, as after a restart of the service; a turn
-whose validation hung a worker is stored unvalidated (`collector.quarantine`).
+store (spans stored that no verdict holds, with the verdicts already stored for their
+traces) and judged, as after a restart of the service; a turn whose validation hung a
+worker is stored unvalidated (`collector.quarantine`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from factledger.collector.quarantine import MAX_QUARANTINED
 from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreError
 from factledger.collector.wal import WriteAheadLog
+from factledger.processors.assembler import PriorVerdict
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -72,6 +74,13 @@ class PipelineClosed(Exception):
 class _Batch:
     seq: int
     spans: tuple[SpanRecord, ...]
+
+
+@dataclass(frozen=True)
+class _Recalled:
+    """Stored verdicts the turn processor hands on before the spans read back with them."""
+
+    priors: tuple[PriorVerdict, ...]
 
 
 class Pipeline:
@@ -109,7 +118,9 @@ class Pipeline:
         self._pending = 0
         self._pending_lock = threading.Lock()
         self._ingest: queue.Queue[_Batch] = queue.Queue()
-        self._assembly: queue.Queue[tuple[SpanRecord, ...]] = queue.Queue(maxsize=10_000)
+        self._assembly: queue.Queue[tuple[SpanRecord, ...] | _Recalled] = queue.Queue(
+            maxsize=10_000
+        )
         self._judge: TurnJudge | None = None
         self._worker_config: WorkerConfig | None = None
         if judge_in_worker:
@@ -208,23 +219,35 @@ class Pipeline:
         self._ready.set()
 
     def _recover_open_turns(self) -> None:
-        """Turns in flight at the last stop: their spans were stored (so no longer in the
-        write-ahead log) but no verdict was. Read them back so they are judged."""
+        """Spans stored (so no longer in the write-ahead log) that no verdict holds yet:
+        turns in flight at the last stop, the next turn of a judged trace, late spans.
+        Read back their traces, with the verdicts already stored for them, so that what
+        is owed is judged and what was judged is not judged again."""
         since = datetime.now(UTC) - timedelta(seconds=self._recovery_seconds)
         traces: list[str] = []
         stored: list[dict[str, object]] = []
+        priors: list[PriorVerdict] = []
         try:
             for tenant in self._store.recent_tenants(since):
-                open_traces = self._store.open_traces(tenant, since)
-                if open_traces:
-                    traces += open_traces
-                    stored += self._store.spans_for_traces(tenant, open_traces)
+                owed = self._store.owed_traces(tenant, since)
+                if not owed:
+                    continue
+                read = self._store.spans_for_traces(tenant, owed)
+                span_ids = [str(row["SpanId"]) for row in read]
+                priors += (
+                    PriorVerdict(tenant, v["turn_id"], v["version"], v["span_ids"])
+                    for v in self._store.verdicts_for(tenant, owed, span_ids, since)
+                )
+                traces += owed
+                stored += read
         except Exception:  # recovery is best effort; ingest must start regardless
             log.exception("reading open turns back from the store failed")
             return
         spans = tuple(rows.span_from_row(row) for row in stored)
         if not spans:
             return
+        if priors:
+            self._assembly.put(_Recalled(tuple(priors)))
         log.info(
             "finishing %d open traces (%d spans) from before the restart", len(traces), len(spans)
         )
@@ -331,9 +354,13 @@ class Pipeline:
     def _judge_here(self, judge: TurnJudge) -> None:
         """One round of the in-thread mode: assemble what was stored, judge what is due."""
         try:
-            spans = self._assembly.get(timeout=0.05)
+            item = self._assembly.get(timeout=0.05)
         except queue.Empty:
-            spans = ()
+            item = ()
+        if isinstance(item, _Recalled):
+            judge.recall(item.priors)
+            item = ()
+        spans = item
         for start in range(0, max(len(spans), 1), _ASSEMBLY_CHUNK):
             self._apply(judge.judge(spans[start : start + _ASSEMBLY_CHUNK]))
         if self._flush_requested.is_set():
@@ -360,9 +387,13 @@ class Pipeline:
     def _feed(self, worker: JudgeWorker) -> None:
         while True:
             try:
-                spans = self._assembly.get_nowait()
+                item = self._assembly.get_nowait()
             except queue.Empty:
                 break
+            if isinstance(item, _Recalled):
+                worker.recall(item.priors)
+                continue
+            spans = item
             unsent = worker.send(spans, _ASSEMBLY_CHUNK)
             if unsent:
                 with self._pending_lock:

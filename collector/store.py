@@ -60,6 +60,7 @@ MAX_SERIES_POINTS = 10_000
 MAX_OPEN_TRACES = 10_000
 MAX_SPAN_ROWS = 100_000
 _TRACE_IDS_PER_QUERY = 1_000
+_SPAN_IDS_PER_QUERY = 10_000
 
 _DATABASE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _DSN_SCHEMES = ("chdb", "http", "https")
@@ -833,20 +834,65 @@ class Store:
         )
         return [row["Tenant"] for row in rows]
 
-    def open_traces(self, tenant: str, since: datetime, limit: int = MAX_OPEN_TRACES) -> list[str]:
-        """Trace ids with spans ingested at or after `since` and no turn row yet, sorted:
-        the turns that were in flight when the process stopped. At most `limit`."""
+    def owed_traces(self, tenant: str, since: datetime, limit: int = MAX_OPEN_TRACES) -> list[str]:
+        """Trace ids with a span ingested at or after `since` that no verdict holds (its id
+        is in no turn's SpanIds), sorted: turns in flight when the process stopped, the
+        next turn of a trace, late spans. At most `limit`.
+
+        Verdicts count from `since` on: one that holds a span ingested since then was
+        made after it."""
         _check_limit("limit", limit, MAX_OPEN_TRACES)
         rows = self._query(
             "SELECT DISTINCT TraceId FROM {db}.spans WHERE Tenant = {tenant:String}"
             " AND IngestedAt >= fromUnixTimestamp64Milli({since_ms:Int64})"
             # GLOBAL: on a cluster a trace's spans and its turns may sit on different shards.
-            " AND TraceId GLOBAL NOT IN"
-            " (SELECT TraceId FROM {db}.turns WHERE Tenant = {tenant:String})"
+            " AND SpanId GLOBAL NOT IN"
+            " (SELECT arrayJoin(SpanIds) FROM {db}.turns WHERE Tenant = {tenant:String}"
+            "  AND ValidatedAt >= fromUnixTimestamp64Milli({since_ms:Int64}))"
             " ORDER BY TraceId LIMIT {limit:UInt32}",
             {"tenant": tenant, "since_ms": epoch_ms(since), "limit": limit},
         )
         return [row["TraceId"] for row in rows]
+
+    def verdicts_for(
+        self, tenant: str, trace_ids: Sequence[str], span_ids: Sequence[str], since: datetime
+    ) -> list[dict[str, Any]]:
+        """The latest verdict of each turn of the given traces (any age), and of each turn
+        validated at or after `since` that holds one of `span_ids` (a turn joined from
+        several traces is stored under its first): `{"turn_id", "version", "span_ids"}`,
+        sorted by turn id. What judging them again must go on from."""
+        latest: dict[str, dict[str, Any]] = {}
+
+        def keep(where: str, params: dict[str, Any]) -> None:
+            for row in self._query(
+                "SELECT TurnId, max(Version) AS version, argMax(SpanIds, Version) AS span_ids"
+                f" FROM {{db}}.turns WHERE Tenant = {{tenant:String}} AND {where}"
+                " GROUP BY TurnId",
+                {"tenant": tenant, **params},
+            ):
+                known = latest.get(row["TurnId"])
+                if known is None or row["version"] > known["version"]:
+                    latest[row["TurnId"]] = {
+                        "turn_id": row["TurnId"],
+                        "version": int(row["version"]),
+                        "span_ids": tuple(row["span_ids"]),
+                    }
+
+        traces = sorted(set(trace_ids))
+        for start in range(0, len(traces), _TRACE_IDS_PER_QUERY):
+            batch = traces[start : start + _TRACE_IDS_PER_QUERY]
+            keep("TraceId IN {trace_ids:Array(String)}", {"trace_ids": batch})
+        spans = sorted(set(span_ids))
+        for start in range(0, len(spans), _SPAN_IDS_PER_QUERY):
+            keep(
+                "ValidatedAt >= fromUnixTimestamp64Milli({since_ms:Int64})"
+                " AND hasAny(SpanIds, {span_ids:Array(String)})",
+                {
+                    "since_ms": epoch_ms(since),
+                    "span_ids": spans[start : start + _SPAN_IDS_PER_QUERY],
+                },
+            )
+        return [latest[turn_id] for turn_id in sorted(latest)]
 
     def spans_for_traces(self, tenant: str, trace_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Every span of the given traces, once each, ordered by trace then start time, as

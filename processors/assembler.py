@@ -77,6 +77,17 @@ class AssembledTurn:
     service: str
 
 
+@dataclass(frozen=True)
+class PriorVerdict:
+    """A verdict stored before this assembler started, read back at a restart with the
+    spans it is owed: `span_ids` are the spans the verdict judged."""
+
+    tenant: str
+    turn_id: str
+    version: int
+    span_ids: tuple[str, ...]
+
+
 @dataclass
 class _Member:
     trace_id: str
@@ -149,6 +160,7 @@ class TurnAssembler:
         self._by_join_key: dict[bytes, int] = {}
         self._seen: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         self._versions: OrderedDict[str, tuple[int, frozenset[str]]] = OrderedDict()
+        self._prior_spans: OrderedDict[tuple[str, str], None] = OrderedDict()  # (tenant, id)
         self._ready_turns: list[AssembledTurn] = []
         self._drops: dict[str, int] = {}
 
@@ -215,6 +227,19 @@ class TurnAssembler:
             self._by_join_key[k] = group.gid
             group.join_keys.add(k)
         self._touch(group, now)
+
+    def remember(self, prior: PriorVerdict) -> None:
+        """Go on from a verdict stored before this assembler started: the turn's next
+        verdict is `prior.version + 1` (none while its spans stay the same), and a turn
+        built only from spans a prior verdict judged under another id (a turn joined from
+        several traces, read back one trace at a time) is not judged again."""
+        known = self._versions.get(prior.turn_id)
+        if known is None or known[0] < prior.version:
+            self._keep_version(prior.turn_id, prior.version, frozenset(prior.span_ids))
+        for span_id in prior.span_ids:
+            self._prior_spans[(prior.tenant, span_id)] = None
+        while len(self._prior_spans) > self._max_seen:
+            self._prior_spans.popitem(last=False)
 
     def due(self, now: float | None = None) -> list[AssembledTurn]:
         """Turns complete at `now` (default: the clock), each returned once per version."""
@@ -371,11 +396,11 @@ class TurnAssembler:
         previous = self._versions.get(turn.turn_id)
         if previous is not None and previous[1] == span_ids:
             return None  # nothing new for this turn (a late span belonged to another)
+        prior = self._prior_spans
+        if previous is None and prior and all((turn.tenant, s) in prior for s in span_ids):
+            return None  # judged before the restart, under the turn it was joined into
         version = 1 if previous is None else previous[0] + 1
-        self._versions[turn.turn_id] = (version, span_ids)
-        self._versions.move_to_end(turn.turn_id)
-        while len(self._versions) > self._max_versions:
-            self._versions.popitem(last=False)
+        self._keep_version(turn.turn_id, version, span_ids)
         starts = [m.start_ns for m in members if m.start_ns]
         return AssembledTurn(
             turn=turn,
@@ -386,6 +411,12 @@ class TurnAssembler:
             tenant=turn.tenant,
             service=turn.service,
         )
+
+    def _keep_version(self, turn_id: str, version: int, span_ids: frozenset[str]) -> None:
+        self._versions[turn_id] = (version, span_ids)
+        self._versions.move_to_end(turn_id)
+        while len(self._versions) > self._max_versions:
+            self._versions.popitem(last=False)
 
     def _forget(self, group: _Group) -> None:
         self._done.pop(group.gid, None)

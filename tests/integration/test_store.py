@@ -273,13 +273,31 @@ def test_spans_for_traces_in_chunks(store: Store) -> None:
     assert len(store.spans_for_traces(TENANT, asked)) == 2
 
 
-def test_open_traces_are_those_without_a_turn(store: Store) -> None:
-    ingest(store, spans(1, 2) + spans(2, 1) + spans(3, 1))
+def test_owed_traces_have_a_span_no_verdict_holds(store: Store) -> None:
+    ingest(store, spans(1, 2) + spans(2, 1) + spans(3, 1) + spans(5, 2))
     ingest(store, spans(4, 1), at=T0 - timedelta(hours=2))  # before the restart window
-    write(store, Seed("t1"))  # trace 1 became a turn
-    assert store.open_traces(TENANT, T0 - MINUTE) == [trace_of(2), trace_of(3)]
-    assert store.open_traces(TENANT, T0 - MINUTE, limit=1) == [trace_of(2)]
-    assert store.open_traces(TENANT, T0 + MINUTE) == []
+    write(store, Seed("t1", span_ids=(span_of(101), span_of(102))))  # trace 1 is judged
+    write(store, Seed("t5", span_ids=(span_of(501),)))  # trace 5 only in part
+    assert store.owed_traces(TENANT, T0 - MINUTE) == [trace_of(n) for n in (2, 3, 5)]
+    assert store.owed_traces(TENANT, T0 - MINUTE, limit=1) == [trace_of(2)]
+    assert store.owed_traces(TENANT, T0 + MINUTE) == []
+
+
+def test_verdicts_for_owed_traces_by_trace_and_by_span(store: Store) -> None:
+    write(
+        store,
+        Seed("t1", span_ids=(span_of(101),)),  # trace 1
+        Seed("t1", span_ids=(span_of(101), span_of(102)), version=2),
+        Seed("t2", span_ids=(span_of(201),)),  # trace 2, asked for by a span only
+        Seed("t3", span_ids=(span_of(301),)),  # neither
+    )
+    verdicts = store.verdicts_for(TENANT, [trace_of(1)], [span_of(201)], T0 - MINUTE)
+    assert verdicts == [
+        {"turn_id": "t1", "version": 2, "span_ids": (span_of(101), span_of(102))},
+        {"turn_id": "t2", "version": 1, "span_ids": (span_of(201),)},
+    ]
+    # By span, only verdicts made since: they are the ones that can hold newer spans.
+    assert store.verdicts_for(TENANT, [], [span_of(201)], T0 + timedelta(hours=1)) == []
 
 
 # --- versions ---------------------------------------------------------------------------
@@ -635,7 +653,10 @@ QUERIES: list[Any] = [
     pytest.param(lambda s, t: s.span_count(t), 0, id="span_count"),
     pytest.param(lambda s, t: s.turn_count(t), 0, id="turn_count"),
     pytest.param(lambda s, t: s.finding_count(t), 0, id="finding_count"),
-    pytest.param(lambda s, t: s.open_traces(t, T0 - MINUTE), [], id="open_traces"),
+    pytest.param(lambda s, t: s.owed_traces(t, T0 - MINUTE), [], id="owed_traces"),
+    pytest.param(
+        lambda s, t: s.verdicts_for(t, [trace_of(1)], ["t1"], T0 - MINUTE), [], id="verdicts_for"
+    ),
     pytest.param(lambda s, t: s.spans_for_traces(t, [trace_of(1)]), [], id="spans_for_traces"),
     *(
         pytest.param(

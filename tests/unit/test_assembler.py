@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import pytest
 
-from factledger.processors.assembler import MAX_SPANS_PER_GROUP, AssembledTurn, TurnAssembler
+from factledger.processors.assembler import (
+    MAX_SPANS_PER_GROUP,
+    AssembledTurn,
+    PriorVerdict,
+    TurnAssembler,
+)
 from factledger.processors.normalize.base import (
     AgentInvocation,
     ChatMessage,
@@ -404,3 +410,50 @@ def test_conversation_id_joins_calls_of_one_request(second_input, turns):
     asm.add(record(TRACE_B, step("s2", second_input, ANSWER, conversation_id="conv-7")))
     assert asm.open_count == turns
     assert all(t.turn.conversation_id == "conv-7" for t in asm.flush_all())
+
+
+# --- verdicts stored before a restart ----------------------------------------------------
+
+
+def _judged_chain() -> AssembledTurn:
+    asm = assembler(FakeClock())
+    add_all(asm, [record(trace, value) for trace, value in CHAIN])
+    [done] = asm.due(2.0)
+    return done
+
+
+def _prior(done: AssembledTurn, span_ids: tuple[str, ...] | None = None) -> PriorVerdict:
+    return PriorVerdict("default", done.turn.turn_id, done.version, span_ids or done.span_ids)
+
+
+def test_spans_read_back_with_their_verdict_are_not_judged_again():
+    done = _judged_chain()
+    asm = assembler(FakeClock())
+    asm.remember(_prior(done))
+    add_all(asm, [record(trace, value) for trace, value in CHAIN])
+    assert asm.due(2.0) == []
+
+
+def test_a_span_the_stored_verdict_lacks_gives_the_next_version():
+    done = _judged_chain()
+    asm = assembler(FakeClock())
+    asm.remember(_prior(done, ("s1", "s2")))  # s3 came after the verdict
+    add_all(asm, [record(trace, value) for trace, value in CHAIN])
+    [again] = asm.due(2.0)
+    assert (again.turn.turn_id, again.version, again.span_ids) == (
+        done.turn.turn_id,
+        2,
+        ("s1", "s2", "s3"),
+    )
+
+
+def test_one_trace_of_a_joined_turn_read_back_alone_is_not_a_turn_of_its_own():
+    done = _judged_chain()
+    asm = assembler(FakeClock())
+    asm.remember(_prior(done))
+    asm.add(record(*CHAIN[2]))  # the last call's trace: it would make a turn by itself
+    assert asm.due(2.0) == []
+    other_tenant = record(*CHAIN[2])
+    asm.add(dataclasses.replace(other_tenant, tenant="globex"))
+    [theirs] = asm.due(4.0)
+    assert theirs.tenant == "globex" and theirs.version == 1

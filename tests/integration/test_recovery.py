@@ -1,0 +1,174 @@
+"""Recovery after a restart reads back exactly the turns still owed a verdict: a judged
+turn is never judged again (not even one joined from several traces), and spans stored
+after a verdict (a late span, the next turn of the trace) are judged."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factledger.collector import otlp
+from factledger.collector.metrics import Metrics
+from factledger.collector.pipeline import Pipeline
+from factledger.collector.store import Store
+from factledger.collector.wal import WriteAheadLog
+from factledger.processors.runner import default_runner
+from factledger.processors.spans import SpanRecord
+from tests.integration.otlp_turns import turn_request
+
+MODES = pytest.mark.parametrize("in_worker", [True, False], ids=["worker-process", "thread"])
+TENANT = "default"
+CALL_ID = "call_0123456789abcdef"
+ASK = "Where is my order #W0000001?"
+RESULT = json.dumps({"order_id": "#W0000001", "status": "shipped", "carrier": "UPS"})
+ANSWER = "Order #W0000001 has shipped with UPS."
+
+
+def _messages(prefix: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """OpenInference's flattened `prefix.N.message.*` attributes."""
+    flat: dict[str, Any] = {}
+    for n, message in enumerate(messages):
+        key = f"{prefix}.{n}.message"
+        flat[f"{key}.role"] = message["role"]
+        if "content" in message:
+            flat[f"{key}.content"] = message["content"]
+        if "tool_call_id" in message:
+            flat[f"{key}.tool_call_id"] = message["tool_call_id"]
+        for m, (name, arguments) in enumerate(message.get("calls", ())):
+            call = f"{key}.tool_calls.{m}.tool_call"
+            flat[f"{call}.id"] = CALL_ID
+            flat[f"{call}.function.name"] = name
+            flat[f"{call}.function.arguments"] = json.dumps(arguments)
+    return flat
+
+
+def _llm_call(
+    trace: int, inputs: list[dict[str, Any]], output: dict[str, Any], at_ms: int
+) -> SpanRecord:
+    """One LLM call as OpenInference records it without an agent span: a trace of its own."""
+    start = (int(time.time()) - 60) * 10**9 + at_ms * 10**6
+    return SpanRecord(
+        trace_id=f"{trace:032x}",
+        span_id=f"{trace:016x}",
+        name="ChatCompletion",
+        kind=1,
+        start_time_unix_nano=start,
+        end_time_unix_nano=start + 10**8,
+        attributes={
+            "openinference.span.kind": "LLM",
+            "llm.model_name": "gpt-4o",
+            **_messages("llm.input_messages", inputs),
+            **_messages("llm.output_messages", [output]),
+        },
+        tenant=TENANT,
+    )
+
+
+USER = {"role": "user", "content": ASK}
+CALLING = {"role": "assistant", "calls": [("get_order", {"order_id": "#W0000001"})]}
+TOOL = {"role": "tool", "tool_call_id": CALL_ID, "content": RESULT}
+# One user request, two LLM calls, two traces: they join into one turn.
+PER_CALL_TURN = [
+    _llm_call(0xA1, [USER], CALLING, at_ms=0),
+    _llm_call(0xB2, [USER, CALLING, TOOL], {"role": "assistant", "content": ANSWER}, 500),
+]
+
+
+def _pipeline(store: Store, wal: Path, in_worker: bool) -> Pipeline:
+    return Pipeline(
+        store,
+        WriteAheadLog(wal),
+        default_runner(),
+        Metrics(),
+        grace_seconds=0.1,
+        max_wait_seconds=5,
+        judge_in_worker=in_worker,
+    )
+
+
+def _run(store: Store, wal: Path, in_worker: bool, *batches: list[SpanRecord]) -> None:
+    """A pipeline's life: take `batches`, judge everything, stop."""
+    pipeline = _pipeline(store, wal, in_worker)
+    pipeline.start()
+    try:
+        for spans in batches:
+            pipeline.submit("application/json", TENANT, b"{}", spans)
+        assert pipeline.force_flush(60, judge_open_turns=True)
+    finally:
+        pipeline.shutdown()
+
+
+@MODES
+def test_a_turn_joined_from_per_call_traces_is_not_judged_again_after_a_restart(
+    store: Store, tmp_path: Path, in_worker: bool
+) -> None:
+    _run(store, tmp_path / "wal", in_worker, PER_CALL_TURN)
+    turns, total = store.list_turns(TENANT)
+    assert total == 1 and turns[0]["trace_id"] == f"{0xA1:032x}"
+    _run(store, tmp_path / "wal", in_worker)  # a restart: recovery only
+    assert store.list_turns(TENANT)[1] == 1
+    detail = store.get_turn(TENANT, turns[0]["turn_id"])
+    assert detail is not None and len(detail["versions"]) == 1
+
+
+def _judge_worker_pid() -> int | None:
+    """The judge worker this test process started (a child running the worker module)."""
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except FileNotFoundError:
+                continue
+            if b"factledger.collector.judge_worker" in cmdline:
+                return int(pid)
+    return None
+
+
+def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_a_late_span_stored_before_the_worker_died_gives_the_next_version(
+    store: Store, tmp_path: Path
+) -> None:
+    body, _ = turn_request(7, hallucinate=False)
+    spans = otlp.decode_request(body, otlp.JSON, tenant=TENANT).spans
+    late = next(s for s in spans if s.name.startswith("execute_tool"))
+    pipeline = Pipeline(
+        store,
+        WriteAheadLog(tmp_path / "wal"),
+        default_runner(),
+        Metrics(),
+        grace_seconds=3,
+        max_wait_seconds=60,
+    )
+    pipeline.start()
+    try:
+        pipeline.submit(otlp.JSON, TENANT, b"{}", [s for s in spans if s is not late])
+        _wait(lambda: store.list_turns(TENANT)[1] == 1, 30, "the first verdict")
+        (turn,), _ = store.list_turns(TENANT)
+        pipeline.submit(otlp.JSON, TENANT, b"{}", [late])
+        assert pipeline.force_flush(30)  # stored and with the worker, not yet judged
+        worker = _judge_worker_pid()
+        assert worker is not None
+        os.kill(worker, signal.SIGKILL)  # within the grace period
+        # The next worker reads the trace back with its verdict and judges version 2.
+        _wait(lambda: store.list_turns(TENANT)[0][0]["version"] == 2, 60, "the second verdict")
+    finally:
+        pipeline.shutdown()
+    detail = store.get_turn(TENANT, turn["turn_id"])
+    assert detail is not None
+    assert [v["version"] for v in detail["versions"]] == [1, 2]
+    assert late.span_id in {s["span_id"] for s in detail["spans"]}
+    assert store.list_turns(TENANT)[1] == 1
