@@ -836,20 +836,26 @@ class Store:
 
     def owed_traces(self, tenant: str, since: datetime, limit: int = MAX_OPEN_TRACES) -> list[str]:
         """Trace ids with a span ingested at or after `since` that no verdict holds (its id
-        is in no turn's SpanIds), sorted: turns in flight when the process stopped, the
-        next turn of a trace, late spans. At most `limit`.
+        is in no turn's SpanIds): turns in flight when the process stopped, the next turn
+        of a trace, late spans. Traces without any verdict come first (a span outside
+        every turn, such as an HTTP server span around the agent, leaves a judged trace
+        owed: reading it back judges nothing again, but it must not crowd out the turns
+        in flight), then by trace id. At most `limit`.
 
         Verdicts count from `since` on: one that holds a span ingested since then was
         made after it."""
         _check_limit("limit", limit, MAX_OPEN_TRACES)
         rows = self._query(
-            "SELECT DISTINCT TraceId FROM {db}.spans WHERE Tenant = {tenant:String}"
-            " AND IngestedAt >= fromUnixTimestamp64Milli({since_ms:Int64})"
+            "SELECT TraceId,"
             # GLOBAL: on a cluster a trace's spans and its turns may sit on different shards.
+            " TraceId GLOBAL IN (SELECT TraceId FROM {db}.turns WHERE Tenant = {tenant:String})"
+            " AS judged"
+            " FROM {db}.spans WHERE Tenant = {tenant:String}"
+            " AND IngestedAt >= fromUnixTimestamp64Milli({since_ms:Int64})"
             " AND SpanId GLOBAL NOT IN"
             " (SELECT arrayJoin(SpanIds) FROM {db}.turns WHERE Tenant = {tenant:String}"
             "  AND ValidatedAt >= fromUnixTimestamp64Milli({since_ms:Int64}))"
-            " ORDER BY TraceId LIMIT {limit:UInt32}",
+            " GROUP BY TraceId ORDER BY judged, TraceId LIMIT {limit:UInt32}",
             {"tenant": tenant, "since_ms": epoch_ms(since), "limit": limit},
         )
         return [row["TraceId"] for row in rows]
