@@ -134,7 +134,8 @@ class JudgeWorker:
         return self._note.read()
 
     def listening(self) -> None:
-        """The parent listens again after other work: silence counts from now."""
+        """Silence counts from now: the parent listens again after other work, or saw the
+        worker's turn note change (it is moving, if slowly)."""
         self._heard_at = max(self._heard_at, time.monotonic())
 
     def kill(self) -> None:

@@ -29,6 +29,7 @@ import logging
 import queue
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -60,6 +61,7 @@ _HANG_SECONDS = 120.0
 one message's work (a chunk of 500 spans, or a flush), well below forever."""
 _RECEIVE_SECONDS = 0.02
 _WATCH_SECONDS = 1.0
+_MAX_LOOKED_UP_TRACES = 100_000
 
 
 class PipelineFull(Exception):
@@ -136,6 +138,9 @@ class Pipeline:
         self._worker: JudgeWorker | None = None
         self._hang_seconds = hang_seconds
         self._quarantined: tuple[str, ...] = ()
+        self._started_ns = 0
+        self._looked_up: OrderedDict[tuple[str, str], None] = OrderedDict()
+        """(tenant, trace id) read back or found new by `_read_back_judged_traces`."""
         """Turns that stopped a worker (see `collector.quarantine`), oldest first."""
         self._worker_failures = 0
         self._restart_at = 0.0
@@ -191,6 +196,7 @@ class Pipeline:
 
     def start(self) -> None:
         """Replay the write-ahead log into the queues, then start the workers."""
+        self._started_ns = time.time_ns()
         replayed = 0
         for record in self._wal.replay():
             try:
@@ -244,13 +250,47 @@ class Pipeline:
             log.exception("reading open turns back from the store failed")
             return
         spans = tuple(rows.span_from_row(row) for row in stored)
-        if not spans:
-            return
+        if spans:
+            log.info(
+                "finishing %d open traces (%d spans) from before the restart",
+                len(traces),
+                len(spans),
+            )
+            self._hand_back(priors, spans)
+
+    def _read_back_judged_traces(self, spans: Sequence[SpanRecord]) -> None:
+        """A span that started before this process did may belong to a turn judged before
+        it (a late span): the assembler no longer holds that turn and would make one of
+        the span alone. So its trace, when it has verdicts, is read back with them ahead
+        of the span, which then gives the turn's next version. Each trace is looked up
+        once; new traces (started since) cost nothing."""
+        older: dict[str, set[str]] = {}
+        for span in spans:
+            key = (span.tenant, span.trace_id)
+            if span.start_time_unix_nano < self._started_ns and key not in self._looked_up:
+                older.setdefault(span.tenant, set()).add(span.trace_id)
+                self._looked_up[key] = None
+        while len(self._looked_up) > _MAX_LOOKED_UP_TRACES:
+            self._looked_up.popitem(last=False)
+        for tenant, traces in older.items():
+            try:
+                verdicts = self._store.verdicts_for(tenant, sorted(traces), (), datetime.now(UTC))
+                if not verdicts:
+                    continue
+                read = self._store.spans_for_traces(tenant, sorted(traces))
+            except Exception:  # the span is judged all the same, without its past
+                log.exception("reading judged traces back from the store failed")
+                continue
+            priors = [
+                PriorVerdict(tenant, v["turn_id"], v["version"], v["span_ids"]) for v in verdicts
+            ]
+            self._hand_back(priors, tuple(rows.span_from_row(row) for row in read))
+
+    def _hand_back(self, priors: Sequence[PriorVerdict], spans: tuple[SpanRecord, ...]) -> None:
+        """Queue spans read back from the store for assembly, after the stored verdicts
+        they go on from."""
         if priors:
             self._assembly.put(_Recalled(tuple(priors)))
-        log.info(
-            "finishing %d open traces (%d spans) from before the restart", len(traces), len(spans)
-        )
         self._metrics.inc("factledger_recovered_spans_total", len(spans))
         with self._pending_lock:
             self._unassembled += len(spans)
@@ -317,6 +357,7 @@ class Pipeline:
             self._pending -= len(spans)
         self._wal.release(max(b.seq for b in batches))
         if spans:
+            self._read_back_judged_traces(spans)
             self._assembly.put(tuple(spans))
 
     def _take_batches(self) -> list[_Batch]:
@@ -466,14 +507,23 @@ class Pipeline:
         processor listens: its judging is stuck where the turn time limit cannot reach
         (inside C code). A thread of its own, because the turn processor may itself be
         blocked sending to that worker. The kill ends the worker; the turn processor sees
-        it die, restarts it and recovers the turns it held."""
+        it die, restarts it and recovers the turns it held.
+
+        A worker that begins or ends a turn between two looks is moving, however long
+        its batch takes to answer: silence counts from the last such change."""
+        noted: tuple[JudgeWorker | None, str] = (None, "")
         while not self._stop.wait(_WATCH_SECONDS):
             worker = self._worker
             if worker is None or not worker.alive:
                 continue
+            note = (worker, worker.judging())
+            if note != noted:
+                noted = note
+                worker.listening()
+                continue
             silent = worker.silent_for()
             if silent > self._hang_seconds:
-                turn_id = worker.judging()
+                turn_id = note[1]
                 log.error(
                     "the judge worker (pid %s) is silent for %.0fs, validating turn %s; killing it",
                     worker.pid,

@@ -34,3 +34,22 @@ class StuckValidator:
                 _EXPONENTIAL.match("a" * 64 + "b")
             time.sleep(3600)
         return ()
+
+
+SLOW_MARKER = "SLOW"
+
+
+class SlowValidator:
+    """Takes `seconds` on a turn whose request says SLOW: slow, never stuck."""
+
+    name = "slow"
+    version = "1"
+    kinds: frozenset[Kind] = frozenset()
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __call__(self, turn: Turn) -> Sequence[Finding]:
+        if SLOW_MARKER in turn.user_message:
+            time.sleep(self.seconds)
+        return ()

@@ -26,7 +26,12 @@ from factledger.processors.settings import ValidationSettings
 from factledger.processors.spans import SpanRecord
 from tests.integration.otlp_turns import turn_request
 from tests.integration.service_process import ServiceProcess
-from tests.integration.stuck_validators import MARKER, StuckValidator
+from tests.integration.stuck_validators import (
+    MARKER,
+    SLOW_MARKER,
+    SlowValidator,
+    StuckValidator,
+)
 
 HEADERS = {"Content-Type": "application/json"}
 TURNS = 12
@@ -228,5 +233,35 @@ def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced_once(
                 "validating this turn stopped the judge worker; it was not validated again",
             )
         ]
+    finally:
+        pipeline.shutdown(timeout=5)
+
+
+def test_a_worker_slow_on_every_turn_of_a_batch_is_not_taken_for_stuck(
+    store: Store, tmp_path: Path
+) -> None:
+    """Three turns of 1.2 s each answer in one batch, 3.6 s after it began: longer than
+    the hang limit, but the worker starts a new turn every 1.2 s, so it is moving."""
+    metrics = Metrics()
+    pipeline = Pipeline(
+        store,
+        WriteAheadLog(tmp_path / "wal"),
+        ValidationRunner([*default_validators(ValidationSettings()), SlowValidator(1.2)]),
+        metrics,
+        grace_seconds=0.2,
+        max_wait_seconds=5,
+        hang_seconds=2,
+    )
+    pipeline.start()
+    try:
+        slow = [
+            span
+            for index in (1, 2, 3)
+            for span in _spans(index, f"{SLOW_MARKER}: where is order #W000000{index}?")
+        ]
+        pipeline.submit(otlp.JSON, "default", b"{}", slow)
+        _wait(lambda: store.list_turns("default")[1] == 3, 60, "three verdicts")
+        assert metrics.value("factledger_judge_worker_hangs_total") == 0
+        assert metrics.value("factledger_judge_worker_restarts_total") == 0
     finally:
         pipeline.shutdown(timeout=5)

@@ -172,3 +172,22 @@ def test_a_late_span_stored_before_the_worker_died_gives_the_next_version(
     assert [v["version"] for v in detail["versions"]] == [1, 2]
     assert late.span_id in {s["span_id"] for s in detail["spans"]}
     assert store.list_turns(TENANT)[1] == 1
+
+
+@MODES
+def test_a_late_span_after_a_restart_gives_the_next_version(
+    store: Store, tmp_path: Path, in_worker: bool
+) -> None:
+    body, _ = turn_request(8, hallucinate=False)
+    spans = otlp.decode_request(body, otlp.JSON, tenant=TENANT).spans
+    late = next(s for s in spans if s.name.startswith("execute_tool"))
+    _run(store, tmp_path / "wal", in_worker, [s for s in spans if s is not late])
+    (turn,), _ = store.list_turns(TENANT)
+    # After the restart the assembler knows nothing of the turn: the trace is read back
+    # with its verdict, so the late span completes it instead of standing alone.
+    _run(store, tmp_path / "wal", in_worker, [late])
+    (again,), total = store.list_turns(TENANT)
+    assert (total, again["turn_id"], again["version"]) == (1, turn["turn_id"], 2)
+    detail = store.get_turn(TENANT, turn["turn_id"])
+    assert detail is not None
+    assert {s["span_id"] for s in detail["spans"]} == {s.span_id for s in spans}
