@@ -138,10 +138,10 @@ class Pipeline:
         self._worker: JudgeWorker | None = None
         self._hang_seconds = hang_seconds
         self._quarantined: tuple[str, ...] = ()
-        self._started_ns = 0
-        self._looked_up: OrderedDict[tuple[str, str], None] = OrderedDict()
-        """(tenant, trace id) read back or found new by `_read_back_judged_traces`."""
         """Turns that stopped a worker (see `collector.quarantine`), oldest first."""
+        self._started_ns = 0  # wall clock at start(): spans that began before may be late
+        self._looked_up: OrderedDict[tuple[str, str], None] = OrderedDict()
+        """(tenant, trace id) already looked up by `_read_back_judged_traces`."""
         self._worker_failures = 0
         self._restart_at = 0.0
         self._open_turns = 0
