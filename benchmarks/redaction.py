@@ -1,8 +1,9 @@
 """Cost of redaction before storage: microseconds per KiB of stored text.
 
-Inputs: the ingest benchmark's spans (`Redactor.span`, the service's check per span),
-GenAI message JSON without secrets (the common case), the same with a key, a password
-and a bearer token in it, and a megabyte of near misses per rule family.
+Inputs: the ingest benchmark's spans, 2,000 distinct turns (`Redactor.span`, the
+service's check per span), GenAI message JSON without secrets (the common case), the
+same with a key, a password and a bearer token in it, and a megabyte of near misses per
+rule family.
 
     python -m benchmarks.redaction
 """
@@ -12,11 +13,13 @@ from __future__ import annotations
 import json
 import time
 
-from benchmarks.ingest import turn_spans
+from benchmarks.ingest import PROTOBUF, TurnFactory
+from factledger.collector.otlp import decode_request
 from factledger.collector.redaction import OPTIONAL_RULES, SECRET_RULES, Redactor
-from factledger.processors.spans import SpanRecord
 
 REPEATS = 2_000
+SPAN_REQUESTS = 40
+"""Requests of 50 turns (200 spans) each."""
 
 
 def _messages(extra: str = "") -> str:
@@ -46,17 +49,18 @@ def _per_kib(redactor: Redactor, text: str) -> float:
 
 
 def _per_span(redactor: Redactor) -> float:
+    """Distinct turns, as the service sees them: texts that repeat across turns (system
+    instructions, tool definitions) are checked once, the rest every time."""
+    factory = TurnFactory(PROTOBUF, b"redactio", first=1)
     spans = [
-        SpanRecord(
-            trace_id="a" * 32, span_id=f"{slot:016x}", name=spec.name, attributes=spec.attributes
-        )
-        for slot, spec in enumerate(turn_spans(model="gpt-4o", agent="support", hallucinate=True))
+        span
+        for _ in range(SPAN_REQUESTS)
+        for span in decode_request(factory.body(50), PROTOBUF.content_type).spans
     ]
     started = time.perf_counter()
-    for _ in range(REPEATS):
-        for span in spans:
-            redactor.span(span)
-    return (time.perf_counter() - started) * 1e6 / (REPEATS * len(spans))
+    for span in spans:
+        redactor.span(span)
+    return (time.perf_counter() - started) * 1e6 / len(spans)
 
 
 def main() -> None:
