@@ -8,7 +8,6 @@ import dataclasses
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -32,23 +31,11 @@ from tests.integration.stuck_validators import (
     SlowValidator,
     StuckValidator,
 )
+from tests.integration.worker_process import judge_worker_pid, wait_until
 
 HEADERS = {"Content-Type": "application/json"}
 TURNS = 12
 RESTARTS = "factledger_judge_worker_restarts_total"
-
-
-def _judge_worker(service_pid: int) -> int | None:
-    """The pid of the service's judge worker process, a child of the service."""
-    for task in Path(f"/proc/{service_pid}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except FileNotFoundError:
-                continue
-            if b"factledger.collector.judge_worker" in cmdline:
-                return int(pid)
-    return None
 
 
 def _metric(url: str, name: str) -> float:
@@ -61,28 +48,19 @@ def _metric(url: str, name: str) -> float:
     return sum(values)
 
 
-def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_a_killed_judge_worker_is_restarted_and_its_open_turns_judged(tmp_path: Path) -> None:
     # A grace period long enough that the worker still holds the turns when it is killed.
     env = {"FACTLEDGER_GRACE_SECONDS": "3", "FACTLEDGER_MAX_WAIT_SECONDS": "30"}
     with ServiceProcess(tmp_path / "data", env) as service:
         assert service.proc is not None
-        first = _judge_worker(service.proc.pid)
+        first = judge_worker_pid(service.proc.pid)
         assert first is not None, "no judge worker process"
         with httpx.Client(timeout=10) as client:
             for index in range(1, TURNS + 1):
                 body, _ = turn_request(index, hallucinate=index % 3 == 0)
                 response = client.post(f"{service.url}/v1/traces", headers=HEADERS, content=body)
                 assert response.status_code == 200
-        _wait(
+        wait_until(
             lambda: _metric(service.url, "factledger_open_turns") == TURNS,
             30,
             "the worker to hold every turn open",
@@ -90,21 +68,21 @@ def test_a_killed_judge_worker_is_restarted_and_its_open_turns_judged(tmp_path: 
         assert _metric(service.url, "factledger_turns_validated_total") == 0
 
         os.kill(first, signal.SIGKILL)
-        _wait(
+        wait_until(
             lambda: httpx.get(f"{service.url}/readyz").status_code == 503,
             10,
             "/readyz to report the dead worker",
         )
-        _wait(
+        wait_until(
             lambda: httpx.get(f"{service.url}/readyz").status_code == 200,
             60,
             "the worker to be restarted",
         )
-        second = _judge_worker(service.proc.pid)
+        second = judge_worker_pid(service.proc.pid)
         assert second is not None and second != first
         assert _metric(service.url, RESTARTS) == 1
 
-        _wait(
+        wait_until(
             lambda: _metric(service.url, "factledger_turns_validated_total") >= TURNS,
             60,
             "the recovered turns to be judged",
@@ -189,40 +167,48 @@ def test_a_validator_that_never_finishes_costs_its_turn_one_time_limit() -> None
     assert any("stuck@1 raised TurnTimeLimit" in m for m in messages)
 
 
-def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced_once(
-    store: Store, tmp_path: Path
-) -> None:
-    metrics = Metrics()
+def _watched_pipeline(
+    store: Store, tmp_path: Path, runner: ValidationRunner, metrics: Metrics
+) -> Pipeline:
+    """A started pipeline that takes a worker silent for 2 s for stuck."""
     pipeline = Pipeline(
         store,
         WriteAheadLog(tmp_path / "wal"),
-        _suite(like_c_code=True),
+        runner,
         metrics,
         grace_seconds=0.2,
         max_wait_seconds=5,
         hang_seconds=2,
     )
     pipeline.start()
+    return pipeline
+
+
+def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced_once(
+    store: Store, tmp_path: Path
+) -> None:
+    metrics = Metrics()
+    pipeline = _watched_pipeline(store, tmp_path, _suite(like_c_code=True), metrics)
     try:
         clean = _spans(1)
         pipeline.submit(otlp.JSON, "default", b"{}", clean)
-        _wait(lambda: store.list_turns("default")[1] == 1, 30, "the first turn's verdict")
+        wait_until(lambda: store.list_turns("default")[1] == 1, 30, "the first turn's verdict")
         stuck = _spans(2, f"{MARKER}: where is order #W0000002?")
         pipeline.submit(otlp.JSON, "default", b"{}", stuck)
         # More than a pipe holds: the stuck worker cannot read it, so the service's send
         # blocks; the watch must not depend on the thread that sends.
         for index in range(3, 40):
             pipeline.submit(otlp.JSON, "default", b"{}", _spans(index))
-        _wait(
+        wait_until(
             lambda: metrics.value("factledger_judge_worker_hangs_total") >= 1,
             30,
             "the silent worker to be killed",
         )
         assert metrics.value("factledger_judge_worker_restarts_total") >= 1
-        _wait(lambda: pipeline.ready, 30, "a new worker")
+        wait_until(lambda: pipeline.ready, 30, "a new worker")
         # The next worker recovers the stuck turn with the others, and stores it without
         # validating it again: every turn is judged, and no second worker hangs.
-        _wait(lambda: store.list_turns("default")[1] == 39, 60, "every turn's verdict")
+        wait_until(lambda: store.list_turns("default")[1] == 39, 60, "every turn's verdict")
         assert metrics.value("factledger_judge_worker_hangs_total") == 1
         (listed,), _ = store.list_turns("default", trace_id=f"{2:032x}")
         turn = store.get_turn("default", listed["turn_id"])
@@ -243,16 +229,12 @@ def test_a_worker_slow_on_every_turn_of_a_batch_is_not_taken_for_stuck(
     """Three turns of 1.2 s each answer in one batch, 3.6 s after it began: longer than
     the hang limit, but the worker starts a new turn every 1.2 s, so it is moving."""
     metrics = Metrics()
-    pipeline = Pipeline(
+    pipeline = _watched_pipeline(
         store,
-        WriteAheadLog(tmp_path / "wal"),
+        tmp_path,
         ValidationRunner([*default_validators(ValidationSettings()), SlowValidator(1.2)]),
         metrics,
-        grace_seconds=0.2,
-        max_wait_seconds=5,
-        hang_seconds=2,
     )
-    pipeline.start()
     try:
         slow = [
             span
@@ -260,7 +242,7 @@ def test_a_worker_slow_on_every_turn_of_a_batch_is_not_taken_for_stuck(
             for span in _spans(index, f"{SLOW_MARKER}: where is order #W000000{index}?")
         ]
         pipeline.submit(otlp.JSON, "default", b"{}", slow)
-        _wait(lambda: store.list_turns("default")[1] == 3, 60, "three verdicts")
+        wait_until(lambda: store.list_turns("default")[1] == 3, 60, "three verdicts")
         assert metrics.value("factledger_judge_worker_hangs_total") == 0
         assert metrics.value("factledger_judge_worker_restarts_total") == 0
     finally:

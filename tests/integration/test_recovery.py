@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
 from tests.integration.otlp_turns import turn_request
+from tests.integration.worker_process import judge_worker_pid, wait_until
 
 MODES = pytest.mark.parametrize("in_worker", [True, False], ids=["worker-process", "thread"])
 TENANT = "default"
@@ -118,27 +118,6 @@ def test_a_turn_joined_from_per_call_traces_is_not_judged_again_after_a_restart(
     assert detail is not None and len(detail["versions"]) == 1
 
 
-def _judge_worker_pid() -> int | None:
-    """The judge worker this test process started (a child running the worker module)."""
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except FileNotFoundError:
-                continue
-            if b"factledger.collector.judge_worker" in cmdline:
-                return int(pid)
-    return None
-
-
-def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def test_a_late_span_stored_before_the_worker_died_gives_the_next_version(
     store: Store, tmp_path: Path
 ) -> None:
@@ -156,15 +135,15 @@ def test_a_late_span_stored_before_the_worker_died_gives_the_next_version(
     pipeline.start()
     try:
         pipeline.submit(otlp.JSON, TENANT, b"{}", [s for s in spans if s is not late])
-        _wait(lambda: store.list_turns(TENANT)[1] == 1, 30, "the first verdict")
+        wait_until(lambda: store.list_turns(TENANT)[1] == 1, 30, "the first verdict")
         (turn,), _ = store.list_turns(TENANT)
         pipeline.submit(otlp.JSON, TENANT, b"{}", [late])
         assert pipeline.force_flush(30)  # stored and with the worker, not yet judged
-        worker = _judge_worker_pid()
+        worker = judge_worker_pid(os.getpid())
         assert worker is not None
         os.kill(worker, signal.SIGKILL)  # within the grace period
         # The next worker reads the trace back with its verdict and judges version 2.
-        _wait(lambda: store.list_turns(TENANT)[0][0]["version"] == 2, 60, "the second verdict")
+        wait_until(lambda: store.list_turns(TENANT)[0][0]["version"] == 2, 60, "the second verdict")
     finally:
         pipeline.shutdown()
     detail = store.get_turn(TENANT, turn["turn_id"])
