@@ -17,8 +17,9 @@ counted as `no_turn_root` when it is judged.
 A span that arrives after its group was judged re-opens the group; each turn whose spans
 changed is judged again under the next version. A re-sent span (same trace and span id)
 is ignored. After a restart, verdicts stored earlier are handed in (`remember`) ahead of
-the spans read back with them, so versions go on and nothing judged is judged again. Everything is bounded: open groups (the oldest is judged early when full),
-spans per group, judged groups kept for late spans, span ids kept for duplicates.
+the spans read back with them, so versions go on and nothing judged is judged again.
+Everything is bounded: open groups (the oldest is judged early when full), spans per
+group, judged groups kept for late spans, span ids kept for duplicates.
 
 Not thread-safe: the pipeline calls one assembler from one thread.
 """
