@@ -309,7 +309,7 @@ class Redactor:
             return False
         with self._clean_memo_lock:
             for text in fresh:
-                if len(text) >= _MEMO_MIN_CHARS:
+                if _MEMO_MIN_CHARS <= len(text) <= _MEMO_MAX_CHARS:
                     if len(memo) >= _MAX_REMEMBERED_TEXTS:
                         del memo[next(iter(memo))]  # the oldest
                     memo[text] = None
@@ -369,7 +369,10 @@ _PICKLED = frozenset({"_rules", "_anchored", "_all_joinable", "_keys"})
 _MAX_REMEMBERED_KEYS = 10_000
 _MEMO_MIN_CHARS = 256
 """Shorter texts are scanned each time: looking them up would cost about as much."""
+_MEMO_MAX_CHARS = 32_768
 _MAX_REMEMBERED_TEXTS = 1_000
+"""With `_MEMO_MAX_CHARS`, the memo holds at most 32 M characters (usually far fewer:
+texts worth remembering are system instructions and tool definitions)."""
 
 
 def _apply(text: str, edits: Sequence[Edit]) -> str:
