@@ -204,7 +204,12 @@ def test_a_worker_stuck_where_the_time_limit_cannot_reach_is_replaced_once(
             30,
             "the silent worker to be killed",
         )
-        assert metrics.value("factledger_judge_worker_restarts_total") >= 1
+        # The turn processor sees the death when it next looks: wait for it.
+        wait_until(
+            lambda: metrics.value("factledger_judge_worker_restarts_total") >= 1,
+            30,
+            "the killed worker to be restarted",
+        )
         wait_until(lambda: pipeline.ready, 30, "a new worker")
         # The next worker recovers the stuck turn with the others, and stores it without
         # validating it again: every turn is judged, and no second worker hangs.
