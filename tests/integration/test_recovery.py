@@ -1,6 +1,6 @@
 """Recovery after a restart reads back exactly the turns still owed a verdict: a judged
-turn is never judged again (not even one joined from several traces), and spans stored
-after a verdict (a late span, the next turn of the trace) are judged."""
+turn is never judged again (not even one joined from several traces), and a late span,
+stored before the stop or arriving after it, gives the turn's next version."""
 
 from __future__ import annotations
 
