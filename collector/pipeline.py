@@ -240,10 +240,7 @@ class Pipeline:
                     continue
                 read = self._store.spans_for_traces(tenant, owed)
                 span_ids = [str(row["SpanId"]) for row in read]
-                priors += (
-                    PriorVerdict(tenant, v["turn_id"], v["version"], v["span_ids"])
-                    for v in self._store.verdicts_for(tenant, owed, span_ids, since)
-                )
+                priors += self._store.verdicts_for(tenant, owed, span_ids, since)
                 traces += owed
                 stored += read
         except Exception:  # recovery is best effort; ingest must start regardless
@@ -274,16 +271,13 @@ class Pipeline:
             self._looked_up.popitem(last=False)
         for tenant, traces in older.items():
             try:
-                verdicts = self._store.verdicts_for(tenant, sorted(traces), (), datetime.now(UTC))
-                if not verdicts:
+                priors = self._store.verdicts_for(tenant, list(traces), (), datetime.now(UTC))
+                if not priors:
                     continue
-                read = self._store.spans_for_traces(tenant, sorted(traces))
+                read = self._store.spans_for_traces(tenant, list(traces))
             except Exception:  # the span is judged all the same, without its past
                 log.exception("reading judged traces back from the store failed")
                 continue
-            priors = [
-                PriorVerdict(tenant, v["turn_id"], v["version"], v["span_ids"]) for v in verdicts
-            ]
             self._hand_back(priors, tuple(rows.span_from_row(row) for row in read))
 
     def _hand_back(self, priors: Sequence[PriorVerdict], spans: tuple[SpanRecord, ...]) -> None:

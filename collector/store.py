@@ -32,6 +32,7 @@ import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError, OperationalError
 
+from factledger.processors.assembler import PriorVerdict
 from factledger.schemas.cluster import cluster_database_statement, cluster_statements
 
 from .rows import (
@@ -862,12 +863,12 @@ class Store:
 
     def verdicts_for(
         self, tenant: str, trace_ids: Sequence[str], span_ids: Sequence[str], since: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[PriorVerdict]:
         """The latest verdict of each turn of the given traces (any age), and of each turn
         validated at or after `since` that holds one of `span_ids` (a turn joined from
-        several traces is stored under its first): `{"turn_id", "version", "span_ids"}`,
-        sorted by turn id. What judging them again must go on from."""
-        latest: dict[str, dict[str, Any]] = {}
+        several traces is stored under its first), sorted by turn id: what judging them
+        again must go on from."""
+        latest: dict[str, PriorVerdict] = {}
 
         def keep(where: str, params: dict[str, Any]) -> None:
             for row in self._query(
@@ -877,12 +878,10 @@ class Store:
                 {"tenant": tenant, **params},
             ):
                 known = latest.get(row["TurnId"])
-                if known is None or row["version"] > known["version"]:
-                    latest[row["TurnId"]] = {
-                        "turn_id": row["TurnId"],
-                        "version": int(row["version"]),
-                        "span_ids": tuple(row["span_ids"]),
-                    }
+                if known is None or row["version"] > known.version:
+                    latest[row["TurnId"]] = PriorVerdict(
+                        tenant, row["TurnId"], int(row["version"]), tuple(row["span_ids"])
+                    )
 
         traces = sorted(set(trace_ids))
         for start in range(0, len(traces), _TRACE_IDS_PER_QUERY):

@@ -15,6 +15,7 @@ import pytest
 
 from factledger.collector import rows
 from factledger.collector.store import Store, StoreConfig, StoreError
+from factledger.processors.assembler import PriorVerdict
 from factledger.processors.kinds import Kind, Outcome
 from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
 from factledger.processors.spans import SpanRecord
@@ -294,8 +295,8 @@ def test_verdicts_for_owed_traces_by_trace_and_by_span(store: Store) -> None:
     )
     verdicts = store.verdicts_for(TENANT, [trace_of(1)], [span_of(201)], T0 - MINUTE)
     assert verdicts == [
-        {"turn_id": "t1", "version": 2, "span_ids": (span_of(101), span_of(102))},
-        {"turn_id": "t2", "version": 1, "span_ids": (span_of(201),)},
+        PriorVerdict(TENANT, "t1", 2, (span_of(101), span_of(102))),
+        PriorVerdict(TENANT, "t2", 1, (span_of(201),)),
     ]
     # By span, only verdicts made since: they are the ones that can hold newer spans.
     assert store.verdicts_for(TENANT, [], [span_of(201)], T0 + timedelta(hours=1)) == []
