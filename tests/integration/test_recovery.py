@@ -81,14 +81,16 @@ PER_CALL_TURN = [
 ]
 
 
-def _pipeline(store: Store, wal: Path, in_worker: bool) -> Pipeline:
+def _pipeline(
+    store: Store, wal: Path, in_worker: bool, *, grace: float = 0.1, max_wait: float = 5
+) -> Pipeline:
     return Pipeline(
         store,
         WriteAheadLog(wal),
         default_runner(),
         Metrics(),
-        grace_seconds=0.1,
-        max_wait_seconds=5,
+        grace_seconds=grace,
+        max_wait_seconds=max_wait,
         judge_in_worker=in_worker,
     )
 
@@ -124,14 +126,8 @@ def test_a_late_span_stored_before_the_worker_died_gives_the_next_version(
     body, _ = turn_request(7, hallucinate=False)
     spans = otlp.decode_request(body, otlp.JSON, tenant=TENANT).spans
     late = next(s for s in spans if s.name.startswith("execute_tool"))
-    pipeline = Pipeline(
-        store,
-        WriteAheadLog(tmp_path / "wal"),
-        default_runner(),
-        Metrics(),
-        grace_seconds=3,
-        max_wait_seconds=60,
-    )
+    # The grace period leaves time to kill the worker before it judges the late span.
+    pipeline = _pipeline(store, tmp_path / "wal", in_worker=True, grace=3, max_wait=60)
     pipeline.start()
     try:
         pipeline.submit(otlp.JSON, TENANT, b"{}", [s for s in spans if s is not late])
