@@ -727,10 +727,13 @@ class Sample:
     cpu_seconds: float
     rss_kib: int
     verdicts: Mapping[str, float] = field(default_factory=dict)
+    delay_buckets: tuple[tuple[float, float], ...] = ()
+    """The service's verdict delay histogram: (upper bound, cumulative turns)."""
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _VERDICT_LABEL = re.compile(r'verdict="([^"]*)"')
+_DELAY_BUCKET = re.compile(r'^factledger_verdict_delay_seconds_bucket\{le="([^"]+)"\} (\S+)$', re.M)
 
 
 def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float]]:
@@ -748,6 +751,20 @@ def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float]]:
         if name == "factledger_turns_validated_total" and label:
             verdicts[label.group(1)] = verdicts.get(label.group(1), 0.0) + value
     return totals, verdicts
+
+
+def parse_delay_buckets(text: str) -> tuple[tuple[float, float], ...]:
+    """The verdict delay histogram's cumulative buckets in Prometheus text, ascending."""
+    return tuple(sorted((float(le), float(n)) for le, n in _DELAY_BUCKET.findall(text)))
+
+
+def bucket_quantile(buckets: Sequence[tuple[float, float]], share: float) -> float:
+    """The smallest bucket bound holding `share` of the observations (an upper bound of
+    that quantile); NaN without observations."""
+    if not buckets or buckets[-1][1] == 0:
+        return math.nan
+    wanted = share * buckets[-1][1]
+    return next(bound for bound, cumulative in buckets if cumulative >= wanted)
 
 
 def process_cpu(pid: int) -> float:
@@ -836,6 +853,7 @@ def scrape(client: httpx.Client, pid: int) -> Sample:
         cpu_seconds=tree_cpu(pid),
         rss_kib=tree_kib(pid, "VmRSS"),
         verdicts=verdicts,
+        delay_buckets=parse_delay_buckets(response.text),
     )
 
 
@@ -1186,8 +1204,23 @@ def _figures(run: Run) -> list[str]:
         ]
     else:
         out.append(_row(f"verdict latency: none of {probes} sampled turns seen", "", "", False))
+    out += _stored_delay_rows(run.timeline[-1].delay_buckets, target)
     out += ["", f"for scale, NOT measured here (facts.md, same load shape): {PEER}"]
     return out
+
+
+def _stored_delay_rows(buckets: Sequence[tuple[float, float]], target: float) -> list[str]:
+    """Every turn's delay from its end to its verdict stored, as the service counts it."""
+    if not buckets:
+        return [_row("  all turns: /metrics has no verdict delay histogram", "")]
+    p50, p99 = bucket_quantile(buckets, 0.5), bucket_quantile(buckets, 0.99)
+    return [
+        _row(
+            f"  all {buckets[-1][1]:,.0f} turns to verdict stored (/metrics): p50",
+            f"<= {p50:g} s",
+        ),
+        _row("  p99 (bucket bound)", f"<= {p99:g} s", f"< {target:g} s", p99 < target),
+    ]
 
 
 def _cpu(run: Run) -> list[str]:

@@ -1,4 +1,4 @@
-"""Counters and gauges of the service, rendered in the Prometheus text format.
+"""Counters, gauges and histograms of the service, in the Prometheus text format.
 
 Every drop is a counter with a reason; nothing is lost silently. Thread-safe: the
 receiver, the span writer and the turn processor all count into one registry.
@@ -6,10 +6,24 @@ receiver, the span writer and the turn processor all count into one registry.
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 LabelKey = tuple[tuple[str, str], ...]
+
+
+@dataclass
+class _Histogram:
+    help_text: str
+    bounds: tuple[float, ...]
+    """Upper bounds of the buckets, ascending; +Inf is implied."""
+    counts: list[int] = field(default_factory=list)
+    """Observations per bucket (not cumulative), +Inf last."""
+    total: float = 0.0
 
 
 class Metrics:
@@ -20,6 +34,7 @@ class Metrics:
         self._counters: dict[str, dict[LabelKey, float]] = {}
         self._help: dict[str, str] = {}
         self._gauges: dict[str, tuple[str, Callable[[], float]]] = {}
+        self._histograms: dict[str, _Histogram] = {}
 
     def describe(self, name: str, help_text: str) -> None:
         self._help[name] = help_text
@@ -33,6 +48,35 @@ class Metrics:
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         """Register a gauge whose value is read when metrics are rendered."""
         self._gauges[name] = (help_text, read)
+
+    def histogram(self, name: str, help_text: str, bounds: Sequence[float]) -> None:
+        """Register a histogram with these bucket upper bounds (ascending, finite)."""
+        ordered = tuple(sorted(set(bounds)))
+        if not ordered or not all(math.isfinite(b) for b in ordered):
+            raise ValueError(f"histogram {name} needs finite bucket bounds, got {bounds!r}")
+        with self._lock:
+            self._histograms[name] = _Histogram(help_text, ordered, [0] * (len(ordered) + 1))
+
+    def observe(self, name: str, *values: float) -> None:
+        """Count each value in the registered histogram `name` (KeyError if unknown)."""
+        with self._lock:
+            histogram = self._histograms[name]
+            for value in values:
+                histogram.counts[bisect.bisect_left(histogram.bounds, value)] += 1
+                histogram.total += value
+
+    def observations(self, name: str) -> list[tuple[float, int]]:
+        """(upper bound, cumulative count) per bucket of histogram `name`, +Inf last."""
+        return self._snapshot(name)[1]
+
+    def _snapshot(self, name: str) -> tuple[float, list[tuple[float, int]]]:
+        """The sum and the cumulative buckets of histogram `name`, read at one moment."""
+        with self._lock:
+            histogram = self._histograms[name]
+            counts = list(histogram.counts)
+            total = histogram.total
+            bounds = [*histogram.bounds, math.inf]
+        return total, list(zip(bounds, itertools.accumulate(counts), strict=True))
 
     def value(self, name: str, **labels: str) -> float:
         key = tuple(sorted(labels.items()))
@@ -60,7 +104,19 @@ class Metrics:
             lines.append(f"# HELP {name} {help_text}")
             lines.append(f"# TYPE {name} gauge")
             lines.append(f"{name} {_number(value)}")
+        for name in sorted(self._histograms):
+            lines.extend(self._render_histogram(name))
         return "\n".join(lines) + "\n"
+
+    def _render_histogram(self, name: str) -> list[str]:
+        total, buckets = self._snapshot(name)
+        lines = [f"# HELP {name} {self._histograms[name].help_text}", f"# TYPE {name} histogram"]
+        for bound, cumulative in buckets:
+            le = "+Inf" if math.isinf(bound) else _number(bound)
+            lines.append(f'{name}_bucket{{le="{le}"}} {cumulative}')
+        lines.append(f"{name}_sum {_number(total)}")
+        lines.append(f"{name}_count {buckets[-1][1]}")
+        return lines
 
 
 def _labels(labels: Mapping[str, str]) -> str:

@@ -64,6 +64,11 @@ _WATCH_SECONDS = 1.0
 _MAX_LOOKED_UP_TRACES = 100_000
 
 
+VERDICT_DELAY = "factledger_verdict_delay_seconds"
+VERDICT_DELAY_BUCKETS = (0.5, 1, 2, 2.5, 3, 4, 5, 7.5, 10, 15, 30, 60, 120, 300, 600)
+"""Fine around the default grace period (2 s), coarse where a pipeline has fallen behind."""
+
+
 class PipelineFull(Exception):
     """The pipeline holds as many unstored spans as it may; retry later (503)."""
 
@@ -447,8 +452,9 @@ class Pipeline:
         try:
             turn_rows = [row for judged in results for row in judged.turn_rows]
             finding_rows = [row for judged in results for row in judged.finding_rows]
-            if turn_rows:
-                self._insert("turns", self._store.insert_turns, turn_rows)
+            if turn_rows and self._insert("turns", self._store.insert_turns, turn_rows):
+                delays = rows.first_verdict_delays(turn_rows, int(time.time() * 1000))
+                self._metrics.observe(VERDICT_DELAY, *delays)
             if finding_rows:
                 self._insert("findings", self._store.insert_findings, finding_rows)
             for judged in results:
@@ -622,6 +628,11 @@ class Pipeline:
             lambda: self._unassembled,
         )
         m.gauge("factledger_open_turns", "Turns being assembled.", self._open_turn_count)
+        m.histogram(
+            VERDICT_DELAY,
+            "Seconds from a turn's end to its first verdict stored (grace period included).",
+            VERDICT_DELAY_BUCKETS,
+        )
         m.describe(
             "factledger_judge_worker_restarts_total",
             "Times the judge worker process died and was restarted.",

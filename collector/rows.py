@@ -428,6 +428,21 @@ def turn_row(
     ]
 
 
+_VERSION_AT = TURN_COLUMNS.index("Version")
+_ENDED_AT = TURN_COLUMNS.index("EndedAt")
+
+
+def first_verdict_delays(turn_rows: Sequence[Sequence[Any]], now_ms: int) -> list[float]:
+    """Seconds from each turn's end to `now_ms`, for the rows holding a turn's first
+    verdict; a later version is left out (its wait began with a late span, not the end).
+    A turn that ends after `now_ms` (a client clock ahead) counts as no delay."""
+    return [
+        max(0, now_ms - int(row[_ENDED_AT])) / 1000
+        for row in turn_rows
+        if int(row[_VERSION_AT]) == 1
+    ]
+
+
 def finding_rows(
     turn: Turn, verdict: Verdict, *, version: int, started_at: datetime
 ) -> list[list[Any]]:

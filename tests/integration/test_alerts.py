@@ -269,7 +269,9 @@ def test_repeat_after_cooldown_and_a_restart_neither_refires_nor_forgets(
     assert 'factledger_alert_firing{key="gpt-4o",rule="spikes"} 1.0' in metrics
     example = (Path(__file__).parents[2] / "docs" / "prometheus-alerts.yml").read_text()
     described = set(re.findall(r"^# HELP (\w+)", metrics, flags=re.MULTILINE))
-    assert set(re.findall(r"factledger_\w+", example)) <= described, (
+    histograms = re.findall(r"^# TYPE (\w+) histogram", metrics, flags=re.MULTILINE)
+    series = described | {f"{h}_{part}" for h in histograms for part in ("bucket", "count", "sum")}
+    assert set(re.findall(r"factledger_\w+", example)) <= series, (
         "the example rules name real metrics"
     )
 

@@ -9,13 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.ingest import PROTOBUF as PROTOBUF_TURNS
+from benchmarks.ingest import TurnFactory
 from factledger.collector import otlp
 from factledger.collector.metrics import Metrics
-from factledger.collector.pipeline import Pipeline, PipelineFull
+from factledger.collector.pipeline import VERDICT_DELAY, Pipeline, PipelineFull
 from factledger.collector.store import Store, StoreConfig
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from tests.integration.otlp_turns import turn_request
+from tests.integration.worker_process import wait_until
 
 MODES = pytest.mark.parametrize("in_worker", [True, False], ids=["worker-process", "thread"])
 
@@ -154,3 +157,27 @@ def test_a_worker_process_judges_as_the_thread_does(
     assert len(by_worker) == len(requests)
     assert by_worker == by_thread
     assert {judged[0] for judged in by_worker.values()} == {"pass", "reject"}
+
+
+@MODES
+def test_each_first_verdict_counts_its_delay_from_the_turn_end(
+    store: Store, tmp_path: Path, in_worker: bool
+) -> None:
+    metrics = Metrics()
+    pipeline = _pipeline(store, tmp_path / "wal", metrics, 10_000, in_worker)
+    pipeline.start()
+    try:
+        body = TurnFactory(PROTOBUF_TURNS, b"delays00", first=1).body(5)  # turns ending now
+        spans = otlp.decode_request(body, otlp.PROTOBUF).spans
+        pipeline.submit(otlp.PROTOBUF, "default", body, spans)
+        wait_until(
+            lambda: metrics.observations(VERDICT_DELAY)[-1][1] == 5, 60, "five verdict delays"
+        )
+    finally:
+        pipeline.shutdown()
+    buckets = dict(metrics.observations(VERDICT_DELAY))
+    text = metrics.render()
+    assert f"{VERDICT_DELAY}_count 5" in text
+    total = float(text.split(f"{VERDICT_DELAY}_sum ")[1].split()[0])
+    assert total >= 5 * 0.1  # none before its grace period ran out
+    assert buckets[60] == 5  # and none waited a minute

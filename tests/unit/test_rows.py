@@ -22,6 +22,7 @@ from factledger.collector.rows import (
     attribute_value,
     epoch_ms,
     finding_rows,
+    first_verdict_delays,
     from_epoch_ms,
     review_row,
     span_from_row,
@@ -312,6 +313,27 @@ def test_reply_preview(reply: str, preview: str) -> None:
         span_ids=(),
     )
     assert dict(zip(TURN_COLUMNS, row, strict=True))["ReplyPreview"] == preview
+
+
+def test_first_verdict_delays_count_first_versions_from_the_turn_end() -> None:
+    def row(version: int, ended_at: datetime) -> list[Any]:
+        return turn_row(
+            Turn(reply="ok"),
+            Verdict(outcome=Outcome.PASS),
+            version=version,
+            started_at=T0,
+            ended_at=ended_at,
+            validated_at=T0,
+            span_ids=(),
+        )
+
+    now_ms = epoch_ms(T0 + timedelta(seconds=10))
+    rows = [
+        row(1, T0 + timedelta(seconds=7.5)),
+        row(2, T0),  # a late span's version: left out
+        row(1, T0 + timedelta(seconds=11)),  # ends after now (client clock ahead)
+    ]
+    assert first_verdict_delays(rows, now_ms) == [2.5, 0.0]
 
 
 def test_failed_tool_call_is_not_ok() -> None:
