@@ -65,7 +65,7 @@ _MAX_LOOKED_UP_TRACES = 100_000
 
 
 VERDICT_DELAY = "factledger_verdict_delay_seconds"
-VERDICT_DELAY_BUCKETS = (0.5, 1, 2, 2.5, 3, 4, 5, 7.5, 10, 15, 30, 60, 120, 300, 600)
+VERDICT_DELAY_BUCKETS = (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 12.5, 15, 20, 30, 45, 60, 120, 300)
 """Fine around the default grace period (2 s), coarse where a pipeline has fallen behind."""
 
 
