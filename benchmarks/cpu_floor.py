@@ -2,8 +2,8 @@
 
 Any service that stores every span and validates every turn must at least read each span
 out of its OTLP body, parse the JSON messages it carries, store it and run the validator
-suite on its turn. This script measures those four stages at their cheapest on this
-machine, then the stages the product adds to them (the secret check before storage, turn
+suite on its turn. This script measures those four stages in the cheapest form found
+here, then the stages the product adds to them (the secret check before storage, turn
 assembly with normalization, row shaping), and says how many spans per second two cores
 could take if they did nothing else. HTTP, the write-ahead log, the hand-over between
 processes, the load generator and the engine's background merges are not counted, so

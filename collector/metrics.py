@@ -27,7 +27,7 @@ class _Histogram:
 
 
 class Metrics:
-    """A small registry of labelled counters plus gauges read at render time."""
+    """A small registry of labelled counters, gauges read at render time and histograms."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
