@@ -35,7 +35,9 @@ def test_one_run_stores_its_spans_and_times_every_stage(store: Store):
     floor = Floor(store, turns=50)
     floor.run_once()
     assert store.span_count("default") == 200
-    assert all(0 < stage.best_us < math.inf for stage in floor.stages.values())
+    # A tiny stage on 200 spans may round to nothing; every stage must have been timed.
+    assert all(0 <= stage.best_us < math.inf for stage in floor.stages.values())
+    assert floor.stages["validate"].best_us > 0 and floor.stages["store"].best_us > 0
     lines = report(floor)
     needed = sum(s.best_us for s in floor.stages.values() if s.needed_by == ANY_DESIGN)
     assert any(f"{needed:.1f} µs per span" in line for line in lines)
