@@ -733,6 +733,9 @@ class Sample:
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _VERDICT_LABEL = re.compile(r'verdict="([^"]*)"')
+# Named as the other metrics here are, by their literal names (importing the pipeline would
+# load the store's client into every sender); tests/unit/test_benchmark_ingest.py parses
+# the service's own rendering with it.
 _DELAY_BUCKET = re.compile(r'^factledger_verdict_delay_seconds_bucket\{le="([^"]+)"\} (\S+)$', re.M)
 
 
@@ -790,16 +793,20 @@ def process_tree(pid: int) -> list[int]:
     """The process and its live descendants (the service and its judge worker)."""
     found = [pid]
     for parent in found:
-        try:
-            tasks = list(Path(f"/proc/{parent}/task").iterdir())
-        except FileNotFoundError:
-            continue
-        for task in tasks:
+        for task in _tasks(parent):
             try:
                 found.extend(int(child) for child in (task / "children").read_text().split())
             except FileNotFoundError:
                 continue
     return found
+
+
+def _tasks(pid: int) -> list[Path]:
+    """The /proc folders of a process's threads; none once it has ended."""
+    try:
+        return list(Path(f"/proc/{pid}/task").iterdir())
+    except FileNotFoundError:
+        return []
 
 
 def tree_cpu(pid: int) -> float:
@@ -826,11 +833,7 @@ def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
     threads: dict[int, tuple[str, float]] = {}
     for process in process_tree(pid):
         prefix = "" if process == pid else "worker "
-        try:
-            tasks = list(Path(f"/proc/{process}/task").iterdir())
-        except FileNotFoundError:
-            continue
-        for task in tasks:
+        for task in _tasks(process):
             try:
                 name = prefix + (task / "comm").read_text().strip()
                 threads[int(task.name)] = (name, _cpu_of(task / "stat"))
