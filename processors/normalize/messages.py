@@ -8,7 +8,9 @@ Message shapes understood by `read_messages` (one list may mix them):
 - OpenAI Responses items: `{"type": "message" | "function_call" | "function_call_output"}`
 - Anthropic blocks: `text`, `tool_use`, `tool_result`; Vercel AI SDK: `tool-call`, `tool-result`
 - Gemini: `{"role": "model", "parts": [{"text"}, {"function_call"}, {"function_response"}]}`
-- LangChain: `{"type": "human" | "ai" | "tool", "content", "tool_calls"}`, also `lc` objects
+- LangChain: `{"type": "human" | "ai" | "tool", "content", "tool_calls"}` (a message's
+  `model_dump`), `{"type", "data": {...}}` (`message_to_dict`) and `lc` objects (`dumpd`);
+  a tool message's `"status": "error"` marks its result failed
 - wrappers around those: `{"messages"}`, `{"contents"}`, `{"output"}`, `{"choices"}`,
   `{"candidates"}`, `{"content": {...}}`, `{"message"}`, `{"new_message"}`, `{"text"}`,
   `{"prompt"}`.
@@ -160,9 +162,24 @@ def _is_message(m: Mapping[str, Any]) -> bool:
     kind = _type(m)
     if kind in ("message", "function_call", "function_call_output"):
         return True
-    if kind in _LANGCHAIN_TYPES and "content" in m:
+    if kind in _LANGCHAIN_TYPES and ("content" in m or isinstance(m.get("data"), Mapping)):
         return True
     return m.get("lc") == 1 and isinstance(m.get("kwargs"), Mapping)
+
+
+def _langchain_flat(m: Mapping[str, Any], default_role: str) -> Mapping[str, Any]:
+    """A LangChain message in its flat form: an `lc` object (`dumpd`) becomes its kwargs
+    with the role of its class, a `message_to_dict` value (`{"type", "data"}`) its data
+    with the type; any other mapping is returned as given."""
+    if m.get("lc") == 1 and isinstance(m.get("kwargs"), Mapping):
+        ids = m.get("id")
+        cls = ids[-1] if isinstance(ids, list) and ids and isinstance(ids[-1], str) else ""
+        return {"role": _ROLE_ALIASES.get(cls.lower(), default_role), **m["kwargs"]}
+    kind = _type(m)
+    data = m.get("data")
+    if kind in _LANGCHAIN_TYPES and isinstance(data, Mapping) and "content" not in m:
+        return {**data, "type": kind}
+    return m
 
 
 def _type(m: Mapping[str, Any]) -> str | None:
@@ -182,10 +199,7 @@ def _role(m: Mapping[str, Any], default: str) -> str:
 
 
 def _message(m: Mapping[str, Any], default_role: str) -> list[ChatMessage]:
-    if m.get("lc") == 1 and isinstance(m.get("kwargs"), Mapping):
-        ids = m.get("id")
-        cls = ids[-1] if isinstance(ids, list) and ids and isinstance(ids[-1], str) else ""
-        m = {"role": _ROLE_ALIASES.get(cls.lower(), default_role), **m["kwargs"]}
+    m = _langchain_flat(m, default_role)
     kind = _type(m)
     if kind == "function_call":
         call = _call(m.get("call_id") or m.get("id"), m.get("name"), m.get("arguments"))
@@ -400,24 +414,20 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
 
 
 def langchain_tool_message(output: Any) -> tuple[str, str | None, bool]:
-    """(call id, content, error) of a LangChain `ToolMessage`, plain or `lc`-serialized;
-    ("", None, False) for anything else."""
+    """(call id, content, error) of a LangChain `ToolMessage` in any of its dumped forms
+    (`lc` object, `message_to_dict`, `model_dump`); ("", None, False) for anything else.
+    The content is the result; `"status": "error"` is the failure."""
     parsed = load_json(output)
     if not isinstance(parsed, Mapping):
         return "", None, False
-    if parsed.get("lc") == 1 and isinstance(parsed.get("kwargs"), Mapping):
-        ids = parsed.get("id")
-        if not (isinstance(ids, list) and ids and ids[-1] == "ToolMessage"):
-            return "", None, False
-        parsed = parsed["kwargs"]
-    elif parsed.get("type") != "tool":
+    flat = _langchain_flat(parsed, "")
+    # Only LangChain's forms: an OpenAI-style `{"role": "tool"}` message is not one.
+    langchain = _type(flat) == "tool" or (flat is not parsed and flat.get("role") == "tool")
+    if not langchain or "content" not in flat:
         return "", None, False
-    if "content" not in parsed:
-        return "", None, False
-    call_id = parsed.get("tool_call_id")
-    content = parsed.get("content")
+    call_id = flat.get("tool_call_id")
     return (
         call_id if isinstance(call_id, str) else "",
-        content if isinstance(content, str) else as_text(content),
-        parsed.get("status") == "error",
+        _payload_text(flat.get("content")),
+        flat.get("status") == "error",
     )

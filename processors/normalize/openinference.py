@@ -6,6 +6,9 @@
   messages inside `input.value` / `output.value`. Tools from `llm.tools.N.tool.json_schema`.
 - TOOL: `tool.name`, `input.value` (arguments), `output.value` (result); the call id from
   `tool_call.id`, `tool.id` or, where a framework adds GenAI attributes, `gen_ai.tool.call.id`.
+  The LangChain instrumentation dumps the tool's `ToolMessage` into `output.value`
+  (`{"type": "tool", "data": {"content", "status", "tool_call_id"}}` or flat): its content
+  is the result, `"status": "error"` the failure, `tool_call_id` the call id.
 - AGENT, and a CHAIN that is a trace's root: an agent run named by `agent.name` or the span.
 
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
@@ -20,7 +23,13 @@ from typing import Any
 from ..model import ToolDefinition
 from ..spans import SpanRecord
 from .base import AgentInvocation, ChatMessage, LlmStep, NormalizedSpan, ToolExecution
-from .messages import read_messages, reply_text, request_text, tool_result
+from .messages import (
+    langchain_tool_message,
+    read_messages,
+    reply_text,
+    request_text,
+    tool_result,
+)
 from .values import arguments_text, conversation_id, first, string, tool_definitions, unflatten
 
 SPAN_KIND = "openinference.span.kind"
@@ -115,14 +124,18 @@ def _tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:
 
 def _tool(span: SpanRecord) -> ToolExecution:
     attributes = span.attributes
-    result, result_error = tool_result(attributes.get("output.value"))
+    output = attributes.get("output.value")
+    message_call_id, result, result_error = langchain_tool_message(output)
+    if result is None:
+        result, result_error = tool_result(output)
     arguments = first(
         attributes, "input.value", "tool_call.function.arguments", "gen_ai.tool.call.arguments"
     )
     return ToolExecution(
         span_id=span.span_id,
         name=string(attributes, "tool.name", "tool_call.function.name") or span.name,
-        call_id=string(attributes, "tool_call.id", "tool.id", "gen_ai.tool.call.id"),
+        call_id=string(attributes, "tool_call.id", "tool.id", "gen_ai.tool.call.id")
+        or message_call_id,
         arguments=arguments_text(arguments),
         result=result,
         error=span.is_error or result_error,

@@ -2,8 +2,9 @@
 
 `traceloop.entity.input` / `.output` hold JSON: the SDK's decorators write
 `{"args": [...], "kwargs": {...}}` and the result, the LangChain instrumentation
-`{"inputs": ..., "tags", "metadata", "kwargs"}` and `{"outputs": ..., "kwargs"}` (a tool's
-output then often being a serialized LangChain `ToolMessage`).
+`{"inputs": ..., "tags", "metadata", "kwargs"}` and `{"outputs": ..., "kwargs"}`, for a
+tool `{"output": <lc-serialized ToolMessage>, "kwargs"}` (the message's content is the
+result, `"status": "error"` the failure, `tool_call_id` the call id).
 
 - `workflow`, `agent`: an agent run named by `traceloop.entity.name` (else
   `traceloop.workflow.name`, else the span name without its `.workflow` suffix).
@@ -76,7 +77,7 @@ def _agent(span: SpanRecord, kind: str) -> AgentInvocation:
 def _tool(span: SpanRecord) -> ToolExecution:
     attributes = span.attributes
     arguments = _arguments(attributes.get("traceloop.entity.input"))
-    output = _unwrap(attributes.get("traceloop.entity.output"), "outputs")
+    output = _tool_output(attributes.get("traceloop.entity.output"))
     call_id, result, error = langchain_tool_message(output)
     if result is None:
         result, error = tool_result(output)
@@ -97,6 +98,15 @@ def _unwrap(value: Any, key: str) -> Any:
     if isinstance(parsed, Mapping) and key in parsed:
         return parsed[key]
     return value
+
+
+def _tool_output(value: Any) -> Any:
+    """A tool's output without the LangChain callback's `{"output", "kwargs"}` wrapper
+    (a decorated tool's own result, whatever its keys, is kept as it is)."""
+    parsed = load_json(value)
+    if isinstance(parsed, Mapping) and "output" in parsed and set(parsed) <= {"output", "kwargs"}:
+        return parsed["output"]
+    return _unwrap(value, "outputs")
 
 
 def _arguments(value: Any) -> Any:

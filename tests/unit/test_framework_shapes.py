@@ -1,0 +1,299 @@
+"""Span shapes that real instrumentations emit, read through the real normalizer.
+
+Each table holds span attributes literally as the named library writes them (the comment
+above a case names the library and the attribute it fills). Where the verdict depends on
+the reading, the spans also go through a `TurnAssembler` (fake clock) and the default
+validators.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from factledger.processors.assembler import TurnAssembler
+from factledger.processors.model import Turn, Verdict
+from factledger.processors.normalize.base import ChatMessage, ToolExecution
+from factledger.processors.normalize.dispatch import normalize
+from factledger.processors.normalize.messages import read_messages
+from factledger.processors.runner import default_runner
+from factledger.processors.spans import SpanRecord
+
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def record(
+    span_id: str,
+    name: str,
+    attributes: Mapping[str, Any],
+    *,
+    parent: str = "",
+    start: int = 1_000,
+    end: int = 2_000,
+    status: int = 0,
+    scope: str = "",
+) -> SpanRecord:
+    return SpanRecord(
+        trace_id=TRACE,
+        span_id=span_id,
+        name=name,
+        parent_span_id=parent,
+        start_time_unix_nano=start,
+        end_time_unix_nano=end,
+        status_code=status,
+        attributes=dict(attributes),
+        scope_name=scope,
+    )
+
+
+def tool_execution(attributes: Mapping[str, Any], name: str = "tool") -> ToolExecution:
+    value = normalize(record("e457b5a2e4d86bd1", name, attributes))
+    assert isinstance(value, ToolExecution), value
+    return value
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def judged(spans: Sequence[SpanRecord]) -> list[tuple[Turn, Verdict]]:
+    """Every turn of the spans, in the order they ended, with its default verdict."""
+    clock = FakeClock()
+    assembler = TurnAssembler(clock, grace_seconds=1.0)
+    for s in spans:
+        assembler.add(s)
+    clock.now = 10.0
+    turns = sorted([*assembler.due(), *assembler.flush_all()], key=lambda t: t.ended_at_ns)
+    runner = default_runner()
+    return [(t.turn, runner.validate(t.turn)) for t in turns]
+
+
+def only_turn(spans: Sequence[SpanRecord]) -> tuple[Turn, Verdict]:
+    turns = judged(spans)
+    assert len(turns) == 1, [t.reply for t, _ in turns]
+    return turns[0]
+
+
+# --- 1. LangChain tool messages -----------------------------------------------------------
+
+PUSH_CALL = "call_Pq7XkT2mB9vR4sLw"
+PUSH_ARGS = '{"branch": "feature/login"}'
+REJECTED = "push rejected: feature/login is behind origin (non-fast-forward)"
+
+
+def tool_message_fields(status: str) -> dict[str, Any]:
+    """A LangChain `ToolMessage`'s fields as `model_dump` gives them."""
+    return {
+        "content": REJECTED if status == "error" else "pushed 3 commits",
+        "additional_kwargs": {},
+        "response_metadata": {},
+        "type": "tool",
+        "name": "git_push",
+        "id": "run-8c1d2f",
+        "tool_call_id": PUSH_CALL,
+        "artifact": None,
+        "status": status,
+    }
+
+
+def lc_tool_message(status: str) -> dict[str, Any]:
+    """The same message as `langchain_core.load.dumpd` serializes it."""
+    kwargs = tool_message_fields(status)
+    del kwargs["type"]
+    return {
+        "lc": 1,
+        "type": "constructor",
+        "id": ["langchain", "schema", "messages", "ToolMessage"],
+        "kwargs": kwargs,
+    }
+
+
+LANGCHAIN_TOOL_CASES = [
+    # openinference-instrumentation-langchain: TOOL span, `output.value` is the returned
+    # ToolMessage as `message_to_dict` writes it ({"type", "data"}).
+    pytest.param(
+        {
+            "openinference.span.kind": "TOOL",
+            "tool.name": "git_push",
+            "input.value": "{'branch': 'feature/login'}",
+            "output.value": json.dumps({"type": "tool", "data": tool_message_fields("error")}),
+            "output.mime_type": "application/json",
+        },
+        id="openinference-tool-message-to-dict",
+    ),
+    # openinference-instrumentation-langchain: `output.value` as the message's model_dump.
+    pytest.param(
+        {
+            "openinference.span.kind": "TOOL",
+            "tool.name": "git_push",
+            "input.value": "{'branch': 'feature/login'}",
+            "output.value": json.dumps(tool_message_fields("error")),
+            "output.mime_type": "application/json",
+        },
+        id="openinference-tool-message-model-dump",
+    ),
+    # opentelemetry-instrumentation-langchain (OpenLLMetry): `traceloop.entity.output` is
+    # json.dumps({"output": output, "kwargs": kwargs}), the ToolMessage lc-serialized.
+    pytest.param(
+        {
+            "traceloop.span.kind": "tool",
+            "traceloop.entity.name": "git_push",
+            "traceloop.entity.path": "tools",
+            "traceloop.entity.input": json.dumps(
+                {
+                    "input_str": "{'branch': 'feature/login'}",
+                    "tags": ["seq:step:1"],
+                    "metadata": {"langgraph_node": "tools"},
+                    "inputs": {"branch": "feature/login"},
+                    "kwargs": {"name": "git_push"},
+                }
+            ),
+            "traceloop.entity.output": json.dumps(
+                {"output": lc_tool_message("error"), "kwargs": {"name": "git_push"}}
+            ),
+        },
+        id="openllmetry-tool-output-lc-serialized",
+    ),
+]
+
+
+@pytest.mark.parametrize("attributes", LANGCHAIN_TOOL_CASES)
+def test_langchain_tool_message_is_the_result_and_its_status_the_failure(attributes):
+    execution = tool_execution(attributes, name="git_push")
+    assert execution.name == "git_push"
+    assert execution.call_id == PUSH_CALL
+    assert execution.result == REJECTED
+    assert execution.error is True
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        json.dumps({"type": "tool", "data": tool_message_fields("success")}),
+        json.dumps(tool_message_fields("success")),
+    ],
+    ids=["message-to-dict", "model-dump"],
+)
+def test_langchain_tool_message_with_success_status_is_a_success(output):
+    execution = tool_execution({"openinference.span.kind": "TOOL", "output.value": output})
+    assert (execution.result, execution.error) == ("pushed 3 commits", False)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"type": "tool", "data": tool_message_fields("error")},
+        lc_tool_message("error"),
+        tool_message_fields("error"),
+    ],
+    ids=["message-to-dict", "lc-serialized", "model-dump"],
+)
+def test_langchain_tool_message_in_llm_input_keeps_its_error_status(message):
+    # openinference-instrumentation-langchain falls back on `input.value`, the chat
+    # model's {"messages": [[...]]} with each message dumped as the run recorded it.
+    messages = read_messages({"messages": [[message]]})
+    assert messages == (
+        ChatMessage(role="tool", text=REJECTED, tool_call_id=PUSH_CALL, is_error=True),
+    )
+
+
+def openinference_langgraph(status: str) -> list[SpanRecord]:
+    """A LangGraph ReAct run as openinference-instrumentation-langchain records it: the
+    graph's root CHAIN, an LLM call that asks for git_push, the TOOL span whose
+    ToolMessage has `status`, the answer."""
+    message = tool_message_fields(status)
+    ask = "Push my branch feature/login."
+    reply = "Pushed feature/login to origin."
+    return [
+        record(
+            "a0c1e5f7b9d2e4f6",
+            "LangGraph",
+            {
+                "openinference.span.kind": "CHAIN",
+                "input.value": json.dumps({"messages": [["user", ask]]}),
+                "output.value": json.dumps(
+                    {"messages": [{"type": "ai", "content": reply, "tool_calls": []}]}
+                ),
+            },
+            start=1_000,
+            end=9_000,
+        ),
+        record(
+            "b1d2e3f4a5b6c7d8",
+            "ChatOpenAI",
+            {
+                "openinference.span.kind": "LLM",
+                "llm.model_name": "gpt-4o-2024-08-06",
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": ask,
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": PUSH_CALL,
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "git_push",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": (
+                    PUSH_ARGS
+                ),
+            },
+            parent="a0c1e5f7b9d2e4f6",
+            start=2_000,
+            end=3_000,
+        ),
+        record(
+            "c2e3f4a5b6c7d8e9",
+            "git_push",
+            {
+                "openinference.span.kind": "TOOL",
+                "tool.name": "git_push",
+                "input.value": "{'branch': 'feature/login'}",
+                "output.value": json.dumps({"type": "tool", "data": message}),
+            },
+            parent="a0c1e5f7b9d2e4f6",
+            start=4_000,
+            end=5_000,
+        ),
+        record(
+            "d3f4a5b6c7d8e9f0",
+            "ChatOpenAI",
+            {
+                "openinference.span.kind": "LLM",
+                "llm.model_name": "gpt-4o-2024-08-06",
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": ask,
+                "llm.input_messages.1.message.role": "assistant",
+                "llm.input_messages.1.message.tool_calls.0.tool_call.id": PUSH_CALL,
+                "llm.input_messages.1.message.tool_calls.0.tool_call.function.name": "git_push",
+                "llm.input_messages.1.message.tool_calls.0.tool_call.function.arguments": (
+                    PUSH_ARGS
+                ),
+                # The instrumentation keeps a ToolMessage's content and id, not its status.
+                "llm.input_messages.2.message.role": "tool",
+                "llm.input_messages.2.message.content": message["content"],
+                "llm.input_messages.2.message.tool_call_id": PUSH_CALL,
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": reply,
+            },
+            parent="a0c1e5f7b9d2e4f6",
+            start=6_000,
+            end=8_000,
+        ),
+    ]
+
+
+def test_langgraph_push_whose_tool_message_says_error_is_reported_as_success():
+    turn, verdict = only_turn(openinference_langgraph("error"))
+    (push,) = turn.tool_calls
+    assert (push.call_id, push.result, push.error) == (PUSH_CALL, REJECTED, True)
+    assert verdict.outcome == "reject"
+    assert "error_reported_as_success" in verdict.kinds
+
+
+def test_langgraph_push_whose_tool_message_succeeded_passes():
+    turn, verdict = only_turn(openinference_langgraph("success"))
+    assert [(c.result, c.error) for c in turn.tool_calls] == [("pushed 3 commits", False)]
+    assert verdict.outcome == "pass", verdict.findings
