@@ -200,6 +200,22 @@ NO_RESULTS = (*ASK, PLAN, PUSH)  # a framework that does not echo tool results
             [("c1", "48 passed", False, "t1"), ("c2", "pushed", False, "t2")],
             id="ids-missing-match-by-name-and-order",
         ),
+        pytest.param(
+            # Parallel calls in one message (pydantic-ai's joke agent asks for three
+            # suggestions at once); the results exist only on the tool spans.
+            (*ASK, assistant("", call("p1", "pun"), call("p2", "dad_joke"), call("p3", "quip"))),
+            (
+                execution("t1", "pun", "p1", result="pun idea", start_time_unix_nano=10),
+                execution("t3", "quip", "p3", result="quip idea", start_time_unix_nano=11),
+                execution("t2", "dad_joke", "p2", result="dad joke idea", start_time_unix_nano=12),
+            ),
+            [
+                ("p1", "pun idea", False, "t1"),
+                ("p2", "dad joke idea", False, "t2"),
+                ("p3", "quip idea", False, "t3"),
+            ],
+            id="parallel-calls-each-get-their-own-span-result",
+        ),
     ],
 )
 def test_tool_executions_enrich_calls(history, executions, expected):

@@ -1,24 +1,19 @@
-"""Acceptance: every real trace in `otel_trace_examples/` normalizes to the facts it holds.
+"""What every real trace in `otel_trace_examples/` holds, read by hand, and the checks
+that its normalized spans say the same.
 
 The expectations below were read by hand from the files (model, user request, the tool
 calls with their arguments, what each tool returned, the replies). Spans are compared in
-start-time order (ties in file order). Turn reconstruction builds on exactly these facts.
-
-The datasets live beside the checkout (`../shared/datasets`, or $FACTLEDGER_DATASETS);
-CI always has them, so a missing folder fails here rather than skipping.
+start-time order (ties in file order). Turn reconstruction builds on exactly these facts
+(`trace_example_turns`); `python -m benchmarks.trace_examples` runs both over the files.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from factledger.processors.normalize.base import (
     AgentInvocation,
@@ -28,23 +23,21 @@ from factledger.processors.normalize.base import (
 )
 from factledger.processors.normalize.dispatch import convention_of, normalize
 from factledger.processors.normalize.fixtures import load_example
-from factledger.processors.spans import STATUS_ERROR, STATUS_OK, SpanRecord
+from factledger.processors.spans import SpanRecord
 
-DATASETS = Path(
-    os.environ.get("FACTLEDGER_DATASETS")
-    or Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-)
-EXAMPLES = DATASETS / "otel_trace_examples"
-FILES = sorted(
-    [
-        *EXAMPLES.glob("openinference/*.json"),
-        *EXAMPLES.glob("langfuse_framework_traces/*.trace.json"),
-    ]
-)
-MISSING = (
-    f"no example traces under {EXAMPLES}: the shared datasets must sit beside the checkout "
-    "(../shared/datasets) or be named by FACTLEDGER_DATASETS"
-)
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One fact of a file that differs from what was read by hand."""
+
+    what: str
+    got: Any
+    want: Any
+
+
+def compare(what: str, got: Any, want: Any) -> list[Mismatch]:
+    """No mismatch when `got == want`, else one naming `what`."""
+    return [] if got == want else [Mismatch(what, got, want)]
 
 
 @dataclass(frozen=True)
@@ -370,6 +363,8 @@ EXPECTED: dict[str, Expected] = {
 
 @dataclass(frozen=True)
 class Normalized:
+    """A file's spans in start-time order, each with what the normalizer made of it."""
+
     spans: tuple[SpanRecord, ...]
     results: tuple[NormalizedSpan | None, ...]
 
@@ -391,245 +386,123 @@ def _kind(result: NormalizedSpan | None) -> str:
     return "-" if result is None else names[type(result)]
 
 
-@functools.cache
-def normalized(path: Path | None) -> Normalized:
-    assert path is not None, MISSING
+def normalized(path: Path) -> Normalized:
+    """Load an example file and normalize each of its spans."""
     loaded = load_example(path)
     order = sorted(range(len(loaded)), key=lambda i: (loaded[i].start_time_unix_nano, i))
     spans = tuple(loaded[i] for i in order)
     return Normalized(spans, tuple(normalize(s) for s in spans))
 
 
-def expected(path: Path | None) -> Expected:
-    assert path is not None, MISSING
-    assert path.name in EXPECTED, f"{path.name}: add its hand-checked facts to EXPECTED"
-    return EXPECTED[path.name]
+# --- the checks: each compares one group of facts --------------------------------------------
 
 
-EXAMPLE_PARAMS = [pytest.param(p, id=p.name) for p in FILES] or [
-    pytest.param(None, id="datasets-missing")
-]
-
-
-def test_every_example_file_has_expectations():
-    assert FILES, MISSING
-    assert {p.name for p in FILES} == set(EXPECTED)
-
-
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_conventions_and_span_kinds(path):
-    got = normalized(path)
+def conventions_and_span_kinds(got: Normalized, want: Expected) -> list[Mismatch]:
     conventions: dict[str, int] = {}
     for s in got.spans:
         name = convention_of(s) or "-"
         conventions[name] = conventions.get(name, 0) + 1
-    assert conventions == dict(expected(path).conventions)
-    assert tuple(_kind(r) for r in got.results) == expected(path).kinds
+    return [
+        *compare("conventions", conventions, dict(want.conventions)),
+        *compare("span kinds", tuple(_kind(r) for r in got.results), want.kinds),
+    ]
 
 
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_models_and_user_request(path):
-    steps = normalized(path).of(LlmStep)
-    assert tuple(s.model for s in steps) == expected(path).models
+def models_and_user_request(got: Normalized, want: Expected) -> list[Mismatch]:
+    steps = got.of(LlmStep)
     users = [m.text for s in steps for m in s.input_messages if m.role == "user" and m.text]
-    assert (users[-1] if users else "") == expected(path).user
+    return [
+        *compare("models", tuple(s.model for s in steps), want.models),
+        *compare("last user message", users[-1] if users else "", want.user),
+    ]
 
 
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_tool_calls_requested_by_the_model(path):
+def tool_calls_requested_by_the_model(got: Normalized, want: Expected) -> list[Mismatch]:
     seen: list[tuple[str, str, Any]] = []
-    for step in normalized(path).of(LlmStep):
+    for step in got.of(LlmStep):
         for message in (*step.input_messages, *step.output_messages):
             for call in message.tool_calls if message.role == "assistant" else ():
                 entry = (call.call_id, call.name, _arguments(call.arguments))
                 if entry not in seen:
                     seen.append(entry)
-    assert tuple(seen) == expected(path).calls
+    return compare("tool calls requested", tuple(seen), want.calls)
 
 
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_tool_executions_and_their_results(path):
-    executions = tuple(
-        (e.name, e.call_id, _arguments(e.arguments), e.result)
-        for e in normalized(path).of(ToolExecution)
-    )
-    assert executions == expected(path).executions
-    assert not any(e.error for e in normalized(path).of(ToolExecution))
+def tool_executions_and_their_results(got: Normalized, want: Expected) -> list[Mismatch]:
+    executions = got.of(ToolExecution)
+    facts = tuple((e.name, e.call_id, _arguments(e.arguments), e.result) for e in executions)
+    return [
+        *compare("tool executions", facts, want.executions),
+        *compare("failed tool executions", tuple(e.name for e in executions if e.error), ()),
+    ]
 
 
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_tool_results_handed_back_to_the_model(path):
+def tool_results_handed_back_to_the_model(got: Normalized, want: Expected) -> list[Mismatch]:
     seen: list[tuple[str, str]] = []
-    for step in normalized(path).of(LlmStep):
+    for step in got.of(LlmStep):
         for message in step.input_messages:
             if message.role == "tool" and (message.tool_call_id, message.text) not in seen:
                 seen.append((message.tool_call_id, message.text))
-    assert tuple(seen) == expected(path).tool_messages
+    return compare("tool messages", tuple(seen), want.tool_messages)
 
 
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_replies_and_the_final_reply(path):
-    steps = normalized(path).of(LlmStep)
+def replies_and_the_final_reply(got: Normalized, want: Expected) -> list[Mismatch]:
+    steps = got.of(LlmStep)
     replies = tuple(
         "\n".join(m.text for m in s.output_messages if m.role == "assistant" and m.text)
         for s in steps
     )
-    assert replies == expected(path).replies
+    found = compare("replies", replies, want.replies)
     if steps:
         final = steps[-1].output_messages
-        assert (final[-1].text if final else "") == expected(path).replies[-1]
+        last = want.replies[-1] if want.replies else ""
+        found += compare("final output message", final[-1].text if final else "", last)
+    return found
 
 
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_agent_runs_and_offered_tools(path):
-    got = normalized(path)
+def agent_runs_and_offered_tools(got: Normalized, want: Expected) -> list[Mismatch]:
     agents = tuple((a.agent_name, a.output_text) for a in got.of(AgentInvocation))
-    assert agents == expected(path).agents
     steps = got.of(LlmStep)
     tools = steps[-1].tools if steps else None
-    assert (None if tools is None else tuple(t.name for t in tools)) == expected(path).tools
-
-
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_ids_are_hex_and_parents_resolve(path):
-    spans = normalized(path).spans
-    ids = {s.span_id for s in spans}
-    for s in spans:
-        assert len(s.trace_id) == 32 and int(s.trace_id, 16) >= 0
-        assert len(s.span_id) == 16 and int(s.span_id, 16) >= 0
-        assert s.parent_span_id in ids or s.parent_span_id == ""
-    assert len(ids) == len(spans)
-
-
-# --- the loader on small literal files ----------------------------------------------------
-
-
-def _write(tmp_path: Path, name: str, document: Any) -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(document), encoding="utf-8")
-    return path
-
-
-def test_flat_attribute_file_is_one_span_with_made_up_ids(tmp_path):
-    (record,) = load_example(_write(tmp_path, "one.json", {"gen_ai.operation.name": "chat"}))
-    assert record.name == "one"
-    assert len(record.trace_id) == 32 and len(record.span_id) == 16
-    assert int(record.trace_id + record.span_id, 16) >= 0
-    assert record.attributes == {"gen_ai.operation.name": "chat"}
-
-
-def test_sdk_span_list_keeps_ids_times_status_events_and_parents(tmp_path):
-    document = [
-        {
-            "name": "child",
-            "spanContext": {"traceId": "A" * 32, "spanId": "b" * 16},
-            "parentSpanId": "c" * 16,
-            "status": {"code": 2, "message": "boom"},
-            "startTime": [1_770_000_000, 5],
-            "endTime": [1_770_000_001, 0],
-            "events": [{"name": "e", "time": [1, 2], "attributes": {"k": "v"}}],
-            "attributes": {"ai.operationId": "ai.toolCall"},
-        },
-        {"name": "no ids", "attributes": {}},
+    names = None if tools is None else tuple(t.name for t in tools)
+    return [
+        *compare("agent runs", agents, want.agents),
+        *compare("offered tools", names, want.tools),
     ]
-    child, bare = load_example(_write(tmp_path, "list.json", document))
-    assert (child.trace_id, child.span_id, child.parent_span_id) == ("a" * 32, "b" * 16, "c" * 16)
-    assert (child.status_code, child.status_message) == (STATUS_ERROR, "boom")
-    assert child.start_time_unix_nano == 1_770_000_000_000_000_005
-    assert child.end_time_unix_nano == 1_770_000_001_000_000_000
-    assert child.events[0].name == "e" and child.events[0].time_unix_nano == 1_000_000_002
-    assert len(bare.span_id) == 16 and bare.span_id != child.span_id
 
 
-def _observation(**fields: Any) -> dict[str, Any]:
-    base = {
-        "id": "1" * 16,
-        "traceId": "2" * 32,
-        "parentObservationId": None,
-        "type": "GENERATION",
-        "name": "chat",
-        "startTime": "2025-12-22T10:46:15.528Z",
-        "endTime": "2025-12-22T10:46:18.725Z",
-        "level": "DEFAULT",
-        "statusMessage": None,
-        "input": None,
-        "output": None,
-        "metadata": None,
-    }
-    return {**base, **fields}
+def ids_are_hex_and_parents_resolve(got: Normalized, want: Expected) -> list[Mismatch]:
+    ids = {s.span_id for s in got.spans}
 
+    def hex_of(text: str, length: int) -> bool:
+        return len(text) == length and all(c in "0123456789abcdefABCDEF" for c in text)
 
-def test_langfuse_export_restores_the_payload_attributes(tmp_path):
-    metadata = {
-        "attributes": {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"},
-        "resourceAttributes": {"service.name": "svc"},
-        "scope": {"name": "agent_framework", "version": "1.0"},
-    }
-    observation = _observation(
-        metadata=json.dumps(metadata),
-        input='[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]',
-        output='[{"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}]',
-        level="ERROR",
-        statusMessage="rate limited",
-        parentObservationId="3" * 16,
+    bad = tuple(
+        s.span_id
+        for s in got.spans
+        if not (hex_of(s.trace_id, 32) and hex_of(s.span_id, 16))
+        or s.parent_span_id not in (*ids, "")
     )
-    (record,) = load_example(_write(tmp_path, "t.trace.json", {"observations": [observation]}))
-    assert record.attributes["gen_ai.input.messages"] == observation["input"]
-    assert record.attributes["gen_ai.output.messages"] == observation["output"]
-    assert (record.status_code, record.status_message) == (STATUS_ERROR, "rate limited")
-    assert (record.span_id, record.trace_id, record.parent_span_id) == (
-        "1" * 16,
-        "2" * 32,
-        "3" * 16,
-    )
-    assert record.start_time_unix_nano == 1_766_400_375_528_000_000
-    assert (record.service_name, record.scope_name, record.scope_version) == (
-        "svc",
-        "agent_framework",
-        "1.0",
-    )
-    assert record.status_code != STATUS_OK
+    return [
+        *compare("spans with a bad id or an unknown parent", bad, ()),
+        *compare("distinct span ids", len(ids), len(got.spans)),
+    ]
 
 
-def test_langfuse_export_keeps_payload_attributes_the_span_still_has(tmp_path):
-    metadata = {"attributes": {"openinference.span.kind": "TOOL", "output.value": "kept"}}
-    observation = _observation(metadata=metadata, input="{}", output="from langfuse")
-    (record,) = load_example(_write(tmp_path, "t.trace.json", {"observations": [observation]}))
-    assert record.attributes["output.value"] == "kept"
-    assert "input.value" not in record.attributes
+SpanCheck = Callable[[Normalized, Expected], list[Mismatch]]
 
-
-def test_langfuse_sdk_observation_gets_its_langfuse_attributes_back(tmp_path):
-    observation = _observation(
-        metadata=json.dumps({"thread_id": "t-1", "inputs": {"q": 1}, "scope": {"name": "x"}}),
-        input="[]",
-        model="gpt-4o",
-    )
-    (record,) = load_example(_write(tmp_path, "t.trace.json", {"observations": [observation]}))
-    assert record.attributes == {
-        "langfuse.observation.type": "generation",
-        "langfuse.observation.input": "[]",
-        "langfuse.observation.model.name": "gpt-4o",
-        "langfuse.observation.metadata.thread_id": "t-1",
-        "langfuse.observation.metadata.inputs": '{"q": 1}',
-    }
-
-
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        pytest.param("{broken", "not readable as JSON", id="invalid-json"),
-        pytest.param("42", "neither a span list", id="unknown-layout"),
-        pytest.param(
-            json.dumps({"observations": [_observation(metadata="{bad")]}),
-            "metadata is not JSON",
-            id="langfuse-metadata-unreadable",
-        ),
-    ],
+SPAN_CHECKS: tuple[SpanCheck, ...] = (
+    conventions_and_span_kinds,
+    models_and_user_request,
+    tool_calls_requested_by_the_model,
+    tool_executions_and_their_results,
+    tool_results_handed_back_to_the_model,
+    replies_and_the_final_reply,
+    agent_runs_and_offered_tools,
+    ids_are_hex_and_parents_resolve,
 )
-def test_unreadable_example_files_fail_naming_the_file(tmp_path, content, message):
-    path = tmp_path / "bad.json"
-    path.write_text(content, encoding="utf-8")
-    with pytest.raises(ValueError, match=message) as excinfo:
-        load_example(path)
-    assert "bad.json" in str(excinfo.value)
+
+
+def check_spans(got: Normalized, want: Expected) -> list[Mismatch]:
+    """Every span check of one file; empty when its spans say what was read by hand."""
+    return [m for check in SPAN_CHECKS for m in check(got, want)]

@@ -1,10 +1,11 @@
-"""Acceptance: every real trace in `otel_trace_examples/` assembles into the right turns.
+"""What every real trace in `otel_trace_examples/` assembles into, read by hand, and the
+checks that the turns it gives say the same.
 
-`test_trace_examples.py` checks what each span says; this checks what the validators
-judge: all spans of a file go through a `TurnAssembler` (fake clock), and the turns that
-come out must carry the user's request, the model, the tool calls with the results and
-status the system recorded, and the final reply. These are presumed-clean runs, so the
-default validator suite must pass every turn; a finding that a validator (not turn
+`trace_example_spans` holds what each span says; this holds what the validators judge:
+all spans of a file go through a `TurnAssembler` (fake clock), and the turns that come
+out must carry the user's request, the model, the tool calls with the results and status
+the system recorded, and the final reply. These are presumed-clean runs, so the default
+validator suite must pass every turn; a finding that a validator (not turn
 reconstruction) gets wrong is listed under `findings`, with the reason beside it.
 
 The final turn of a file is the one that ended last.
@@ -12,21 +13,18 @@ The final turn of a file is the one that ended last.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from factledger.processors.assembler import AssembledTurn, TurnAssembler
-from factledger.processors.model import Turn
+from factledger.processors.model import Turn, Verdict
 from factledger.processors.normalize.fixtures import load_example
-from factledger.processors.runner import default_runner
+from factledger.processors.runner import ValidationRunner
 
-from .test_trace_examples import (
+from .trace_example_spans import (
     ADK_CALL_ID,
     ADK_REPLY,
     AGENTS_CALL,
@@ -36,12 +34,9 @@ from .test_trace_examples import (
     CREW_TASK,
     DAD,
     DAD_IDEA,
-    EXAMPLE_PARAMS,
-    FILES,
     HAIKU,
     JOKE,
     JOKE_IDEAS,
-    MISSING,
     ONE_LINER,
     ONE_LINER_IDEA,
     PARIS_REPLY,
@@ -57,6 +52,8 @@ from .test_trace_examples import (
     TOKYO_REPLY,
     TOPIC,
     VERDICT,
+    Mismatch,
+    compare,
 )
 
 GRACE_SECONDS = 2.0
@@ -89,6 +86,8 @@ class Expected:
     findings: tuple[str, ...] = ()
     """Finding kinds over all turns that are validator false positives (none so far)."""
     drops: Mapping[str, int] = field(default_factory=dict)
+    first_calls: tuple[Call, ...] | None = None
+    """The first turn's tool calls, where they are worth checking too (None: not checked)."""
 
 
 PARIS_ASK = "Weather in Paris?"
@@ -232,6 +231,12 @@ EXPECTED: dict[str, Expected] = {
         ),
         model="gpt-4o-mini-2024-07-18",
         agent="evaluator_agent",
+        # The joke agent's first run: three parallel calls, each result from its own span.
+        first_calls=(
+            Call(PUN[1], PUN[0], TOPIC, PUN_IDEA),
+            Call(DAD[1], DAD[0], TOPIC, DAD_IDEA),
+            Call(ONE_LINER[1], ONE_LINER[0], TOPIC, ONE_LINER_IDEA),
+        ),
         calls=(
             Call(
                 "final_result",
@@ -262,15 +267,7 @@ EXPECTED: dict[str, Expected] = {
     ),
 }
 
-# The joke agent's first run, checked too: three parallel calls, each result from its span.
-JOKE_CALLS = (
-    Call(PUN[1], PUN[0], TOPIC, PUN_IDEA),
-    Call(DAD[1], DAD[0], TOPIC, DAD_IDEA),
-    Call(ONE_LINER[1], ONE_LINER[0], TOPIC, ONE_LINER_IDEA),
-)
-
-
-# --- assembling a file ---------------------------------------------------------------------
+# --- assembling and judging a file ------------------------------------------------------------
 
 
 class FakeClock:
@@ -282,9 +279,13 @@ class FakeClock:
 
 
 @dataclass(frozen=True)
-class Assembled:
+class Judged:
+    """A file's turns as the assembler gave them, with the suite's verdict on each."""
+
     turns: tuple[AssembledTurn, ...]
     """By end time (then start time)."""
+    verdicts: tuple[Verdict, ...]
+    """One per turn, in the same order."""
     late: int
     """Turns that were not complete after the grace period and came only from flush_all."""
     drops: Mapping[str, int]
@@ -294,9 +295,8 @@ class Assembled:
         return self.turns[-1].turn if self.turns else None
 
 
-@functools.cache
-def assembled(path: Path | None) -> Assembled:
-    assert path is not None, MISSING
+def judged(path: Path, runner: ValidationRunner) -> Judged:
+    """Assemble every span of an example file (fake clock) and validate each turn."""
     clock = FakeClock()
     assembler = TurnAssembler(clock, grace_seconds=GRACE_SECONDS)
     for span in load_example(path):
@@ -304,14 +304,9 @@ def assembled(path: Path | None) -> Assembled:
     clock.now = GRACE_SECONDS
     due = assembler.due()
     late = assembler.flush_all()
-    turns = sorted([*due, *late], key=lambda t: (t.ended_at_ns, t.started_at_ns))
-    return Assembled(tuple(turns), len(late), assembler.drops)
-
-
-def expected(path: Path | None) -> Expected:
-    assert path is not None, MISSING
-    assert path.name in EXPECTED, f"{path.name}: add its hand-checked turn facts to EXPECTED"
-    return EXPECTED[path.name]
+    turns = tuple(sorted([*due, *late], key=lambda t: (t.ended_at_ns, t.started_at_ns)))
+    verdicts = tuple(runner.validate(t.turn) for t in turns)
+    return Judged(turns, verdicts, len(late), assembler.drops)
 
 
 def call_facts(turn: Turn) -> tuple[Call, ...]:
@@ -321,56 +316,75 @@ def call_facts(turn: Turn) -> tuple[Call, ...]:
     )
 
 
-# --- the tests -----------------------------------------------------------------------------
+# --- the checks: each compares one group of facts ----------------------------------------------
 
 
-def test_every_example_file_has_turn_expectations():
-    assert FILES, MISSING
-    assert {p.name for p in FILES} == set(EXPECTED)
-
-
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_turns_are_complete_once_quiet_with_their_requests_and_replies(path):
-    got = assembled(path)
-    assert [(t.turn.user_message, t.turn.reply) for t in got.turns] == list(expected(path).turns)
-    assert got.late == 0, "every run ends (agent span or reply) before the grace period"
-    assert got.drops == expected(path).drops
-    assert len({t.turn.turn_id for t in got.turns}) == len(got.turns)
-
-
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_final_turn_model_agent_steps_and_offered_tools(path):
-    final, want = assembled(path).final, expected(path)
-    if final is None:
-        assert (want.turns, want.model, want.calls) == ((), "", ())
-        return
-    assert (final.model, final.agent, final.steps) == (want.model, want.agent, want.steps)
-    tools = None if final.tools is None else tuple(t.name for t in final.tools)
-    assert tools == want.tools
-
-
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_final_turn_tool_calls_carry_arguments_results_and_status(path):
-    final = assembled(path).final
-    assert (call_facts(final) if final is not None else ()) == expected(path).calls
-    if final is not None:
-        assert all(c.origin == "structured" for c in final.tool_calls), "no prose calls"
-
-
-def test_parallel_calls_of_one_turn_each_get_their_own_tool_span_result():
-    [path] = [p for p in FILES if p.name == "pydantic-ai-tools-2025-12-04.trace.json"]
-    first = assembled(path).turns[0].turn
-    assert call_facts(first) == JOKE_CALLS
-    assert len({c.span_id for c in first.tool_calls}) == len(JOKE_CALLS)
-
-
-@pytest.mark.parametrize("path", EXAMPLE_PARAMS)
-def test_default_validators_pass_every_presumed_clean_turn(path):
-    runner = default_runner()
-    verdicts = [runner.validate(t.turn) for t in assembled(path).turns]
-    found = tuple(k for v in verdicts for k in v.kinds)
-    assert found == expected(path).findings, [
-        (f.kind.value, f.token, f.message) for v in verdicts for f in v.findings
+def turns_with_their_requests_and_replies(got: Judged, want: Expected) -> list[Mismatch]:
+    return [
+        *compare(
+            "turns (request, reply)",
+            [(t.turn.user_message, t.turn.reply) for t in got.turns],
+            list(want.turns),
+        ),
+        # Every run ends (agent span or reply) before the grace period.
+        *compare("turns complete only at flush", got.late, 0),
+        *compare("assembler drops", dict(got.drops), dict(want.drops)),
+        *compare("distinct turn ids", len({t.turn.turn_id for t in got.turns}), len(got.turns)),
     ]
-    if not expected(path).findings:
-        assert {v.outcome for v in verdicts} <= {"pass"}
+
+
+def final_turn_model_agent_steps_and_offered_tools(got: Judged, want: Expected) -> list[Mismatch]:
+    final = got.final
+    if final is None:
+        # No turn at all: the expectations must say so too.
+        return compare("turns, model, calls", ((), "", ()), (want.turns, want.model, want.calls))
+    tools = None if final.tools is None else tuple(t.name for t in final.tools)
+    return [
+        *compare("final turn (model, agent)", (final.model, final.agent), (want.model, want.agent)),
+        *compare("final turn steps", final.steps, want.steps),
+        *compare("final turn offered tools", tools, want.tools),
+    ]
+
+
+def final_turn_tool_calls(got: Judged, want: Expected) -> list[Mismatch]:
+    final = got.final
+    found = compare("final turn tool calls", call_facts(final) if final else (), want.calls)
+    prose = tuple(c.name for c in final.tool_calls if c.origin != "structured") if final else ()
+    return [*found, *compare("final turn calls read from prose", prose, ())]
+
+
+def first_turn_tool_calls(got: Judged, want: Expected) -> list[Mismatch]:
+    if want.first_calls is None:
+        return []
+    first = got.turns[0].turn if got.turns else None
+    calls = call_facts(first) if first else ()
+    span_ids = {c.span_id for c in first.tool_calls} if first else set()
+    return [
+        *compare("first turn tool calls", calls, want.first_calls),
+        *compare("first turn calls with a span of their own", len(span_ids), len(calls)),
+    ]
+
+
+def validator_findings(got: Judged, want: Expected) -> list[Mismatch]:
+    found = tuple(k for v in got.verdicts for k in v.kinds)
+    outcomes = {v.outcome.value for v in got.verdicts}
+    return [
+        *compare("finding kinds", found, want.findings),
+        *(compare("verdicts", outcomes - {"pass"}, set()) if not want.findings else []),
+    ]
+
+
+TurnCheck = Callable[[Judged, Expected], list[Mismatch]]
+
+TURN_CHECKS: tuple[TurnCheck, ...] = (
+    turns_with_their_requests_and_replies,
+    final_turn_model_agent_steps_and_offered_tools,
+    final_turn_tool_calls,
+    first_turn_tool_calls,
+    validator_findings,
+)
+
+
+def check_turns(got: Judged, want: Expected) -> list[Mismatch]:
+    """Every turn check of one file; empty when its turns are what was read by hand."""
+    return [m for check in TURN_CHECKS for m in check(got, want)]
