@@ -1,12 +1,22 @@
 """Did a tool call succeed? The system's record decides, not the model's account.
 
 A call failed when the source marked it (span status ERROR, `is_error`) or when its
-payload says so: an error object, `"ok": false`, `"status": "failed"`, an HTTP 4xx/5xx
-status or an error banner. A call without a recorded result did not succeed either.
+payload says so: an error object, `"ok": false`, `"is_error": true`, `"status": "failed"`,
+an HTTP 4xx/5xx status or an error banner. A call without a recorded result did not
+succeed either.
+
+Frameworks wrap what a tool returned (`{"content": ...}`, LlamaIndex's `raw_output`, an
+HTTP client's `data`, `{"output": ...}`, `{"result": ...}`), sometimes as text inside the
+wrapper and sometimes as Python-literal text (`{'ok': False, ...}`, a dict's `str()`).
+So the payload is read through up to `MAX_WRAPPER_DEPTH` wrappers. Below the top level only
+explicit signals count (an error object, `ok`/`success` false, `is_error`, status "error",
+an HTTP status code): a record the tool looked up may well say `"status": "failed"` (a
+CI run, a payment) without the lookup having failed.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from functools import lru_cache
@@ -50,20 +60,54 @@ def result_is_error(text: str) -> bool:
     stripped = text.strip()
     if not stripped:
         return False
-    if stripped[0] in "{[":
-        try:
-            payload = json.loads(stripped)
-        except (ValueError, RecursionError):  # deeply nested JSON is not an error object
-            payload = None
-        if payload is not None:
-            return _payload_is_error(payload)
+    payload = _structured(stripped)
+    if payload is not _TEXT:
+        return _payload_is_error(payload, 0)
     return _ERROR_BANNER.match(stripped[:300]) is not None
 
 
-def _payload_is_error(payload: Any) -> bool:
+MAX_WRAPPER_DEPTH = 4
+"""Wrappers (`{"content": {"result": ...}}`) followed into a payload."""
+MAX_LITERAL_CHARS = 65_536
+"""Longer Python-literal text is not parsed (a literal that long is data, not an error)."""
+MAX_BLOCKS = 64
+"""Content blocks of one wrapper that are read."""
+
+_TEXT = object()
+_WRAPPER_KEYS = ("content", "raw_output", "data", "output", "result", "response", "body")
+_FAILED_FLAGS = ("is_error", "iserror")
+_NESTED_HTTP_STATUS_KEYS = ("status_code", "statuscode", "http_status")
+
+
+def _structured(text: str) -> Any:
+    """The value of JSON or Python-literal text that opens like an object or array, else
+    `_TEXT`. Text that is neither (or deeply nested JSON) stays text."""
+    if text[0] not in "{[":
+        return _TEXT
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    if len(text) > MAX_LITERAL_CHARS:
+        return _TEXT
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _TEXT
+
+
+def _payload_is_error(payload: Any, depth: int) -> bool:
     if not isinstance(payload, dict):
         return False
     lowered = {str(k).lower(): v for k, v in payload.items()}
+    if _marks_error(lowered, top=depth == 0):
+        return True
+    if depth >= MAX_WRAPPER_DEPTH:
+        return False
+    return any(_wrapped_is_error(lowered[k], depth + 1) for k in _WRAPPER_KEYS if k in lowered)
+
+
+def _marks_error(lowered: dict[str, Any], *, top: bool) -> bool:
     for key in _ERROR_KEYS:
         value = lowered.get(key)
         if value not in (None, "", False, [], {}, 0):
@@ -71,11 +115,38 @@ def _payload_is_error(payload: Any) -> bool:
     for key in ("ok", "success", "succeeded"):
         if lowered.get(key) is False or str(lowered.get(key)).lower() == "false":
             return True
-    status = lowered.get("status")
-    if isinstance(status, str) and status.strip().lower() in _FAILED_STATUS:
+    if any(lowered.get(key) is True for key in _FAILED_FLAGS):
         return True
-    for key in _HTTP_STATUS_KEYS:
+    status = lowered.get("status")
+    if isinstance(status, str):
+        word = status.strip().lower()
+        if word in _FAILED_STATUS if top else word in ("error", "errored"):
+            return True
+    for key in _HTTP_STATUS_KEYS if top else _NESTED_HTTP_STATUS_KEYS:
         value = lowered.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599:
             return True
     return False
+
+
+def _wrapped_is_error(value: Any, depth: int) -> bool:
+    """Whether a wrapper's value reports an error: an error object, text that is one
+    (JSON or a Python literal) or opens with an error banner, or content blocks
+    (`[{"type": "text", "text": ...}]`) whose text does. Other lists are data."""
+    if isinstance(value, dict):
+        return _payload_is_error(value, depth)
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return False
+        inner = _structured(text)
+        if inner is not _TEXT:
+            return _payload_is_error(inner, depth)
+        return _ERROR_BANNER.match(text[:300]) is not None
+    if isinstance(value, list) and value and all(_is_block(b) for b in value[:MAX_BLOCKS]):
+        return any(_wrapped_is_error(b.get("text"), depth) for b in value[:MAX_BLOCKS])
+    return False
+
+
+def _is_block(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("type"), str)

@@ -297,3 +297,56 @@ def test_langgraph_push_whose_tool_message_succeeded_passes():
     turn, verdict = only_turn(openinference_langgraph("success"))
     assert [(c.result, c.error) for c in turn.tool_calls] == [("pushed 3 commits", False)]
     assert verdict.outcome == "pass", verdict.findings
+
+
+# --- 2. A failure inside a wrapper ----------------------------------------------------------
+
+
+def openai_agents_llm_span(tool_output: str) -> SpanRecord:
+    """The final model call of an OpenAI Agents SDK run, as
+    openinference-instrumentation-openai-agents writes a Responses call: the SDK hands the
+    tool's dict back to the model as its `str()`, which lands in the tool message's
+    `llm.input_messages.N.message.content`."""
+    return record(
+        "f1e2d3c4b5a69788",
+        "response",
+        {
+            "openinference.span.kind": "LLM",
+            "llm.system": "openai",
+            "llm.model_name": "gpt-4.1-2025-04-14",
+            "llm.input_messages.0.message.role": "system",
+            "llm.input_messages.0.message.content": "You push branches for the user.",
+            "llm.input_messages.1.message.role": "user",
+            "llm.input_messages.1.message.content": "Push feature/login.",
+            "llm.input_messages.2.message.role": "assistant",
+            "llm.input_messages.2.message.tool_calls.0.tool_call.id": PUSH_CALL,
+            "llm.input_messages.2.message.tool_calls.0.tool_call.function.name": "git_push",
+            "llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments": PUSH_ARGS,
+            "llm.input_messages.3.message.role": "tool",
+            "llm.input_messages.3.message.tool_call_id": PUSH_CALL,
+            "llm.input_messages.3.message.content": tool_output,
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.contents.0.message_content.type": "text",
+            "llm.output_messages.0.message.contents.0.message_content.text": (
+                "Done: feature/login has been pushed to origin."
+            ),
+        },
+        scope="openinference.instrumentation.openai_agents",
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool_output", "outcome"),
+    [
+        ("{'result': {'ok': False, 'error': 'push rejected'}}", "reject"),
+        ("{'ok': False, 'error': 'push rejected'}", "reject"),
+        ("{'result': {'ok': True, 'error': None, 'errors': []}}", "pass"),
+    ],
+    ids=["failure-one-level-down", "python-literal-failure", "success-with-empty-error-keys"],
+)
+def test_failure_inside_a_python_literal_wrapper_is_a_failed_call(tool_output, outcome):
+    turn, verdict = only_turn([openai_agents_llm_span(tool_output)])
+    assert [c.name for c in turn.tool_calls] == ["git_push"]
+    assert verdict.outcome == outcome, verdict.findings
+    if outcome == "reject":
+        assert verdict.kinds == ("error_reported_as_success",)

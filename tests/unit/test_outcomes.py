@@ -168,3 +168,76 @@ def test_deeply_nested_result_is_not_an_error_and_does_not_raise():
 def test_call_failed(call, failed):
     assert call_failed(call) is failed
     assert call_succeeded(call) is not failed
+
+
+# A failure hidden inside a wrapper: framework envelopes (`content`, LlamaIndex's
+# `raw_output`, an HTTP client's `data`, `output`, `result`), JSON or Python-literal text
+# inside them (a dict's `str()`, as the OpenAI Agents SDK hands a tool's dict back to the
+# model), content blocks, an `is_error` flag.
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"content": {"ok": false, "error": "push rejected"}}',
+        '{"raw_output": {"error": "push rejected"}, "is_error": false}',
+        '{"data": {"result": {"ok": false, "error": "push rejected"}}}',
+        '{"output": "{\\"ok\\": false, \\"error\\": \\"push rejected\\"}"}',
+        "{'ok': False, 'error': 'push rejected'}",
+        "{\"result\": \"{'ok': False, 'error': 'push rejected'}\"}",
+        "{'content': 'push rejected', 'tool_name': 'git_push', "
+        "'raw_output': \"{'ok': False, 'error': 'push rejected'}\", 'is_error': False}",
+        '{"is_error": true, "content": "push rejected"}',
+        '{"isError": true}',
+        '{"content": [{"type": "text", "text": "{\\"ok\\": false, \\"error\\": \\"nope\\"}"}]}',
+        '{"output": "Error: push rejected"}',
+        '{"result": {"status": "error", "message": "push rejected"}}',
+        '{"response": {"status_code": 502, "body": "Bad Gateway"}}',
+    ],
+    ids=[
+        "error-object-in-content",
+        "error-object-in-raw-output",
+        "two-wrappers-down",
+        "json-text-in-output",
+        "python-literal-dict",
+        "python-literal-in-result",
+        "llamaindex-tool-output-repr",
+        "is-error-flag",
+        "is-error-camel-case",
+        "json-in-content-block",
+        "error-banner-in-output",
+        "status-error-in-result",
+        "http-status-in-response",
+    ],
+)
+def test_error_inside_a_wrapper_is_recognised(text):
+    assert result_is_error(text) is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"ok": true, "error": null, "errors": []}',
+        '{"data": {"items": [], "error": null, "errors": []}}',
+        "{'ok': True, 'error': None}",
+        '{"result": {"id": "run_42", "status": "failed", "conclusion": "failure"}}',
+        '{"data": {"builds": [{"id": 1, "status": "failed", "error": "timeout"}]}}',
+        '{"content": "The error budget is fine; the deploy error rate is 0.1%."}',
+        '{"content": [{"type": "text", "text": "Build finished with 0 errors."}]}',
+        '{"is_error": false, "content": "pushed 3 commits"}',
+        '{"output": "errors: 0, warnings: 2"}',
+        "{not json and not a literal, error: maybe}",
+    ],
+    ids=[
+        "error-null-errors-empty",
+        "nested-error-null",
+        "python-literal-success",
+        "looked-up-record-that-failed",
+        "listing-of-failed-records",
+        "prose-mentioning-error",
+        "content-block-mentioning-errors",
+        "is-error-false",
+        "error-count-zero",
+        "brace-text-neither-json-nor-literal",
+    ],
+)
+def test_success_inside_a_wrapper_is_not_an_error(text):
+    assert result_is_error(text) is False
