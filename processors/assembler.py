@@ -6,13 +6,19 @@ span arrived for `grace_seconds`, or when it is older than `max_wait_seconds`. A
 point it is cut into turns: the subtree of each outermost agent span is one turn; LLM
 calls outside any agent are split at each new user request (`turn_builder.split_turns`).
 
-Agents whose every LLM call is its own trace (common with OpenInference) are joined up:
-a call whose input messages extend an earlier call's input and output, with no new user
-request in between, joins the earlier call's group, and so do calls of the same
-conversation id answering the same request, and a call that only hands back tool results
-(`turn_builder.continues_turn`) joins the call that requested them, by call id. One user
-request counts once. A group with nothing to build a turn from (only tool spans) is
-counted as `no_turn_root` when it is judged.
+Agents whose every LLM call is its own trace (common with OpenInference) are joined up,
+on evidence only (`processors.joins`): a call joins an earlier call's group when its
+input carries the earlier call's input and its own output (text or tool calls), with no
+new user request in between; when it hands back tool results answering the earlier
+call's tool calls, by call id (`turn_builder.continues_turn`); or when it has the same
+conversation id and answers the same request. The same opening messages alone are no
+evidence. Joins stay within one tenant and service and within the maximum wait plus
+`joins.JOIN_SLACK_SECONDS` of the earlier call; content that two groups offered alike
+(two sessions that sent and got the same words) joins nothing. A trace with an agent
+span is a turn of its own: it is never joined to another trace, and one whose calls were
+joined before its agent span arrived is taken out again (the group it leaves is judged
+again). One user request counts once. A group with nothing to build a turn from (only
+tool spans) is counted as `no_turn_root` when it is judged.
 
 A span that arrives after its group was judged re-opens the group; each turn whose spans
 changed is judged again under the next version. A re-sent span (same trace and span id)
@@ -33,19 +39,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
+from .joins import JOIN_SLACK_SECONDS, NO_JOIN, CallTime, JoinIndex, JoinKeys, join_keys
 from .model import Turn
 from .normalize.base import AgentInvocation, LlmStep, NormalizedSpan, ToolExecution
 from .spans import SpanRecord
-from .turn_builder import (
-    TurnSpans,
-    awaits_tools,
-    build_turn,
-    continues_turn,
-    extend_fingerprints,
-    last_user_index,
-    prefix_fingerprints,
-    split_turns,
-)
+from .turn_builder import TurnSpans, awaits_tools, build_turn, split_turns
 
 Normalizer: TypeAlias = Callable[[SpanRecord], NormalizedSpan | None]
 
@@ -54,12 +52,6 @@ MAX_SPANS_PER_GROUP = 2_000
 
 _MAX_DEPTH = 256
 """Parent links followed from a span; deeper (or cyclic) chains are cut there."""
-
-_MAX_JOIN_PREFIXES = 256
-"""History lengths under which one LLM call is offered for joining with another."""
-
-_MIN_JOIN_CALL_ID = 12
-"""Tool call ids shorter than this are not trusted to be unique across traces."""
 
 _SpanKey: TypeAlias = tuple[str, str]  # (trace id, span id)
 _TraceKey: TypeAlias = tuple[str, str]  # (tenant, trace id)
@@ -110,6 +102,8 @@ class _Group:
     members: dict[_SpanKey, _Member] = field(default_factory=dict)
     traces: set[str] = field(default_factory=set)
     join_keys: set[bytes] = field(default_factory=set)
+    agent_traces: set[str] = field(default_factory=set)
+    """Traces of the group that hold an agent span: turns of their own, never joined."""
     ready: bool | None = None
     """Cached readiness; None after a change."""
 
@@ -159,7 +153,7 @@ class TurnAssembler:
         self._quiet: OrderedDict[int, None] = OrderedDict()  # by last_seen
         self._done: OrderedDict[int, None] = OrderedDict()  # judged, least recent first
         self._by_trace: dict[_TraceKey, int] = {}
-        self._by_join_key: dict[bytes, int] = {}
+        self._joins = JoinIndex(max_wait_seconds + JOIN_SLACK_SECONDS)
         self._seen: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         self._versions: OrderedDict[str, tuple[int, frozenset[str]]] = OrderedDict()
         self._prior_spans: OrderedDict[tuple[str, str], None] = OrderedDict()  # (tenant, id)
@@ -204,12 +198,15 @@ class TurnAssembler:
                     group.ready = None
                     self._touch(group, now)
             return
-        join = (
-            _join_keys(span.tenant, value, by_call_id=group is None)
-            if isinstance(value, LlmStep)
-            else _NO_JOIN
-        )
-        target = self._joined_group(join.lookups, group)
+        if (
+            isinstance(value, AgentInvocation)
+            and group is not None
+            and span.trace_id not in group.agent_traces
+        ):
+            group = self._isolate(group, span.trace_id, now)
+        join = self._keys_of(span, value, group)
+        when = CallTime(span.start_time_unix_nano, span.end_time_unix_nano, now)
+        target = self._joined_group(join, when, group)
         if target is not None:
             group = target if group is None else self._merge(target, group, now)
             self._by_trace[trace_key] = group.gid
@@ -225,9 +222,9 @@ class TurnAssembler:
         self._remember(seen_key)
         group.members[key] = self._member(span, value)
         group.ready = None
-        for k in join.registrations:
-            self._by_join_key[k] = group.gid
-            group.join_keys.add(k)
+        if isinstance(value, AgentInvocation):
+            group.agent_traces.add(span.trace_id)
+        self._register(group, join.registrations, when)
         self._touch(group, now)
 
     def remember(self, prior: PriorVerdict) -> None:
@@ -276,14 +273,59 @@ class TurnAssembler:
         gid = self._by_trace.get(trace_key)
         return None if gid is None else self._groups.get(gid)
 
-    def _joined_group(self, lookups: tuple[bytes, ...], current: _Group | None) -> _Group | None:
-        for k in lookups:
-            gid = self._by_join_key.get(k)
-            if gid is not None and (current is None or gid != current.gid):
-                group = self._groups.get(gid)
-                if group is not None:
-                    return group
-        return None
+    @staticmethod
+    def _keys_of(span: SpanRecord, value: NormalizedSpan, group: _Group | None) -> JoinKeys:
+        if not isinstance(value, LlmStep):
+            return NO_JOIN
+        if group is not None and span.trace_id in group.agent_traces:
+            return NO_JOIN  # a call of an agent run belongs to that run's turn
+        return join_keys(span.tenant, span.service_name, value, by_call_id=group is None)
+
+    def _joined_group(
+        self, keys: JoinKeys, when: CallTime, current: _Group | None
+    ) -> _Group | None:
+        gid = self._joins.find(keys, when, None if current is None else current.gid)
+        return None if gid is None else self._groups.get(gid)
+
+    def _register(self, group: _Group, keys: tuple[bytes, ...], when: CallTime) -> None:
+        if keys:
+            self._joins.register(keys, group.gid, when)
+            group.join_keys.update(keys)
+
+    def _isolate(self, group: _Group, trace_id: str, now: float) -> _Group:
+        """A trace with an agent span is a turn of its own: take it out of the group its
+        calls were joined into before the agent span came, and withdraw the keys they
+        offered (later calls of other traces join nothing through them)."""
+        own = self._split_off(group, trace_id, now) if len(group.traces) > 1 else group
+        own.agent_traces.add(trace_id)
+        self._rekey(own)
+        return own
+
+    def _split_off(self, group: _Group, trace_id: str, now: float) -> _Group:
+        moved = {k: m for k, m in group.members.items() if k[0] == trace_id}
+        for k in moved:
+            del group.members[k]
+        group.traces.discard(trace_id)
+        group.ready = None
+        self._rekey(group)
+        if group.gid in self._done:
+            self._reopen(group, now)  # its turns lost this trace's spans: judged again
+        own = self._new_group(group.tenant, now)
+        own.members.update(moved)
+        own.traces.add(trace_id)
+        self._by_trace[(group.tenant, trace_id)] = own.gid
+        return own
+
+    def _rekey(self, group: _Group) -> None:
+        """Offer again exactly the keys of the group's calls outside agent traces."""
+        self._joins.withdraw(group.join_keys, group.gid)
+        group.join_keys = set()
+        for member in group.members.values():
+            value = member.value
+            if isinstance(value, LlmStep) and member.trace_id not in group.agent_traces:
+                keys = join_keys(group.tenant, member.service, value)
+                when = CallTime(member.start_ns, member.end_ns, group.last_seen)
+                self._register(group, keys.registrations, when)
 
     def _make_room(self) -> None:
         while len(self._open) >= self._max_open:
@@ -316,9 +358,9 @@ class TurnAssembler:
         for trace_id in other.traces:
             self._by_trace[(other.tenant, trace_id)] = survivor.gid
         survivor.traces |= other.traces
-        for join_key in other.join_keys:
-            self._by_join_key[join_key] = survivor.gid
+        self._joins.move(other.join_keys, other.gid, survivor.gid)
         survivor.join_keys |= other.join_keys
+        survivor.agent_traces |= other.agent_traces
         survivor.ready = None
         for index in (self._open, self._quiet, self._done):
             index.pop(other.gid, None)
@@ -426,9 +468,7 @@ class TurnAssembler:
         for trace_id in group.traces:
             if self._by_trace.get((group.tenant, trace_id)) == group.gid:
                 del self._by_trace[(group.tenant, trace_id)]
-        for k in group.join_keys:
-            if self._by_join_key.get(k) == group.gid:
-                del self._by_join_key[k]
+        self._joins.withdraw(group.join_keys, group.gid)
 
     def _count(self, reason: str) -> None:
         self._drops[reason] = self._drops.get(reason, 0) + 1
@@ -536,87 +576,6 @@ def _containing_agent(
         ):
             return k
     return None
-
-
-@dataclass(frozen=True)
-class _JoinKeys:
-    lookups: tuple[bytes, ...]
-    """Keys under which an earlier call of the same turn would be registered."""
-    registrations: tuple[bytes, ...]
-    """Keys under which later calls of the same turn will look this call up."""
-
-
-_NO_JOIN = _JoinKeys((), ())
-
-
-def _join_keys(tenant: str, step: LlmStep, *, by_call_id: bool = True) -> _JoinKeys:
-    """The keys of one call. `by_call_id` False: register its call ids, look none up (a
-    call of a trace already being assembled belongs there, whatever ids it repeats)."""
-    by_call = _call_id_keys(tenant, step)
-    if not by_call_id:
-        by_call = _JoinKeys((), by_call.registrations)
-    messages = step.input_messages
-    user = last_user_index(messages)
-    if user < 0:
-        return by_call  # no request to tie calls together: only tool call ids can
-    prefix = prefix_fingerprints(messages, tenant.encode())
-    if step.conversation_id:
-        key = b"c" + _digest(step.conversation_id.encode(), prefix[user + 1])
-        return _JoinKeys((key, *by_call.lookups), (key, *by_call.registrations))
-    # An earlier call's input and output, extended by tool results and not by a new user
-    # request, is one of this call's prefixes after the user message ("x" keys). Calls can
-    # arrive in either order, so each call also offers its prefixes ("p" keys) for an
-    # earlier call that arrives later.
-    lengths = range(len(messages), max(user + 1, len(messages) - _MAX_JOIN_PREFIXES), -1)
-    continued = [extend_fingerprints(prefix[-1], step.output_messages)[-1]]
-    outputs = [m for m in step.output_messages if m.role == "assistant"]
-    if len(outputs) > 1:
-        # Split outputs (text, then tool calls) come back as one message in the next call.
-        merged = replace(
-            outputs[0],
-            text="\n".join(m.text for m in outputs if m.text),
-            tool_calls=tuple(p for m in outputs for p in m.tool_calls),
-        )
-        continued.append(extend_fingerprints(prefix[-1], (merged,))[-1])
-    lookups = [b"x" + prefix[j] for j in lengths] + [b"p" + c for c in continued]
-    registrations = [b"x" + c for c in continued] + [b"p" + prefix[j] for j in lengths]
-    return _JoinKeys((*lookups, *by_call.lookups), (*registrations, *by_call.registrations))
-
-
-def _call_id_keys(tenant: str, step: LlmStep) -> _JoinKeys:
-    """Keys that tie a continuation (`continues_turn`) to the call whose tool calls it
-    answers: "r" keys name the calls a step requested, "a" keys the ones it answers.
-    Each side registers its own and looks up the other, so either may arrive first."""
-    requested = [
-        p.call_id for m in step.output_messages for p in m.tool_calls if _joinable(p.call_id)
-    ]
-    answered = (
-        [m.tool_call_id for m in step.input_messages if _joinable(m.tool_call_id)]
-        if continues_turn(step)
-        else []
-    )
-    if not requested and not answered:
-        return _NO_JOIN
-    seed = tenant.encode()
-    asked = [_digest(seed, c.encode()) for c in requested[:_MAX_JOIN_PREFIXES]]
-    handed = [_digest(seed, c.encode()) for c in answered[:_MAX_JOIN_PREFIXES]]
-    return _JoinKeys(
-        (*(b"a" + k for k in asked), *(b"r" + k for k in handed)),
-        (*(b"r" + k for k in asked), *(b"a" + k for k in handed)),
-    )
-
-
-def _joinable(call_id: str) -> bool:
-    # Short ids ("call_0", "1") repeat across runs; generated ids are long and unique.
-    return len(call_id) >= _MIN_JOIN_CALL_ID
-
-
-def _digest(*parts: bytes) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
-    return h.digest()
 
 
 def _salted(turn_id: str, ordinal: int) -> str:

@@ -63,7 +63,7 @@ def last_user_index(messages: Sequence[ChatMessage]) -> int:
 
 
 def prefix_fingerprints(messages: Iterable[ChatMessage], seed: bytes = b"") -> list[bytes]:
-    """`result[j]` fingerprints `messages[:j]` by (role, text, tool call ids).
+    """`result[j]` fingerprints `messages[:j]` by (role, text, tool call ids and names).
 
     Two calls whose fingerprints agree at some length share that prefix of history:
     that is how a later call is recognised as the continuation of an earlier one.
@@ -81,7 +81,7 @@ def extend_fingerprints(start: bytes, messages: Iterable[ChatMessage]) -> list[b
         h.update(b"\x00")
         h.update(m.text.strip().encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
-        h.update("\x1f".join(p.call_id for p in m.tool_calls).encode())
+        h.update("\x1f".join(f"{p.call_id}\x1e{p.name}" for p in m.tool_calls).encode())
         h.update(b"\x00")
         h.update(m.tool_call_id.encode())
         current = h.digest()
