@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit browser install clean
+.PHONY: run test lint typecheck unit browser install clean conformance-envs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install browser
+unit: install browser conformance-envs
 	$(BIN)/pytest -q -p no:cacheprovider
 
 # The browser tests drive Debian's Chromium (never a downloaded browser). As root, install
@@ -45,7 +45,22 @@ browser:
 		echo "      will be skipped (install the Debian package 'chromium' to run them)"; \
 	fi
 
+# The conformance suite runs real agent frameworks, each in its own virtualenv under
+# .conformance/ (their dependencies clash), built from the pinned tests/conformance/envs/*.txt
+# and rebuilt when that file changes.
+CONFORMANCE_ENVS := $(patsubst tests/conformance/envs/%.txt,.conformance/%/.installed,$(wildcard tests/conformance/envs/*.txt))
+
+.conformance/%/.installed: tests/conformance/envs/%.txt
+	@echo "building the conformance environment $* (.conformance/$*)"
+	rm -rf .conformance/$*
+	$(PYTHON) -m venv .conformance/$*
+	.conformance/$*/bin/python -m pip install --quiet --upgrade pip
+	.conformance/$*/bin/python -m pip install --quiet --progress-bar off -r $<
+	touch $@
+
+conformance-envs: $(CONFORMANCE_ENVS)
+
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .conformance build *.egg-info .mypy_cache .pytest_cache .ruff_cache

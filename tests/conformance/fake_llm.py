@@ -1,0 +1,404 @@
+"""A scripted OpenAI-compatible LLM server on loopback: Chat Completions and the Responses
+API, plain and streaming (server-sent events), with tool calls.
+
+What it answers is decided by `policy.decide` from the request alone. Every request and
+answer is kept (`exchanges`) so a test can say what the model was asked and said.
+`FakeLlm` runs the server on a daemon thread: `with FakeLlm() as llm: llm.base_url`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from .policy import Answer, Message, Request, decide
+
+_IDS = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    api: str
+    """`chat` or `responses`."""
+    request: Request
+    answer: Answer
+    stream: bool
+
+
+class FakeLlm:
+    """The server. `base_url` ends in `/v1`, as OpenAI clients expect."""
+
+    def __init__(self) -> None:
+        self.exchanges: list[Exchange] = []
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(_Handler):
+            llm = owner
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def record(self, exchange: Exchange) -> None:
+        with self._lock:
+            self.exchanges.append(exchange)
+
+    def __enter__(self) -> FakeLlm:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    llm: FakeLlm
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # the test output stays quiet
+        return
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json({"object": "list", "data": [{"id": "fake-gpt", "object": "model"}]})
+        else:
+            self._json({"error": {"message": f"no route {self.path}"}}, status=404)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path.endswith("/chat/completions"):
+            request = chat_request(body)
+            answer = decide(request)
+            stream = bool(body.get("stream"))
+            self.llm.record(Exchange("chat", request, answer, stream))
+            if stream:
+                usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                self._events((None, chunk) for chunk in chat_chunks(request.model, answer, usage))
+            else:
+                self._json(chat_completion(request.model, answer))
+        elif path.endswith("/responses"):
+            request = responses_request(body)
+            answer = decide(request)
+            stream = bool(body.get("stream"))
+            self.llm.record(Exchange("responses", request, answer, stream))
+            if stream:
+                self._events(response_events(request.model, answer))
+            else:
+                self._json(response_object(request.model, answer))
+        else:
+            self._json({"error": {"message": f"no route {self.path}"}}, status=404)
+
+    def _json(self, payload: Mapping[str, Any], status: int = 200) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _events(self, events: Iterator[tuple[str | None, Mapping[str, Any]]]) -> None:
+        """Server-sent events; Chat Completions ends with `[DONE]`, Responses does not."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        chat = True
+        for event, payload in events:
+            if event is not None:
+                chat = False
+                self.wfile.write(f"event: {event}\n".encode())
+            self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+        if chat:
+            self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+# --- requests -----------------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", "")) if isinstance(part, Mapping) else str(part)
+            for part in content
+        )
+    return "" if content is None else str(content)
+
+
+def _role(role: Any) -> str:
+    return "system" if role in ("system", "developer") else str(role or "user")
+
+
+def chat_request(body: Mapping[str, Any]) -> Request:
+    """A Chat Completions body as the policy sees it."""
+    messages = []
+    for m in body.get("messages") or []:
+        calls = tuple(
+            (str(c.get("id", "")), str((c.get("function") or {}).get("name", "")))
+            for c in m.get("tool_calls") or []
+        )
+        messages.append(
+            Message(
+                role=_role(m.get("role")),
+                text=_text(m.get("content")),
+                calls=calls,
+                answers=str(m.get("tool_call_id") or ""),
+            )
+        )
+    tools = {
+        str(t["function"]["name"]): t["function"].get("parameters") or {}
+        for t in body.get("tools") or []
+        if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping)
+    }
+    return Request(str(body.get("model", "")), tuple(messages), tools)
+
+
+def responses_request(body: Mapping[str, Any]) -> Request:
+    """A Responses API body as the policy sees it."""
+    messages = []
+    if body.get("instructions"):
+        messages.append(Message("system", _text(body["instructions"])))
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    for item in items or []:
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            call = (str(item.get("call_id", "")), str(item.get("name", "")))
+            messages.append(Message("assistant", calls=(call,)))
+        elif kind == "function_call_output":
+            messages.append(
+                Message("tool", _text(item.get("output")), answers=str(item.get("call_id", "")))
+            )
+        elif kind == "message" or "role" in item:
+            messages.append(Message(_role(item.get("role")), _text(item.get("content"))))
+    tools = {
+        str(t["name"]): t.get("parameters") or {}
+        for t in body.get("tools") or []
+        if isinstance(t, Mapping) and t.get("type") == "function"
+    }
+    return Request(str(body.get("model", "")), tuple(messages), tools)
+
+
+# --- Chat Completions answers ---------------------------------------------------------
+
+
+def _usage() -> dict[str, int]:
+    return {"prompt_tokens": 42, "completion_tokens": 17, "total_tokens": 59}
+
+
+def chat_completion(model: str, answer: Answer) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
+    if answer.call is not None:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{next(_IDS):08d}",
+                "type": "function",
+                "function": {
+                    "name": answer.call.name,
+                    "arguments": json.dumps(answer.call.arguments),
+                },
+            }
+        ]
+    return {
+        "id": f"chatcmpl-{next(_IDS)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if answer.call else "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": _usage(),
+    }
+
+
+def chat_chunks(model: str, answer: Answer, usage: bool) -> Iterator[dict[str, Any]]:
+    base = {
+        "id": f"chatcmpl-{next(_IDS)}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
+
+    def chunk(delta: Mapping[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": dict(delta), "finish_reason": finish, "logprobs": None}
+        return {**base, "choices": [choice]}
+
+    yield chunk({"role": "assistant", "content": ""})
+    if answer.call is not None:
+        arguments = json.dumps(answer.call.arguments)
+        head = {
+            "index": 0,
+            "id": f"call_{next(_IDS):08d}",
+            "type": "function",
+            "function": {"name": answer.call.name, "arguments": ""},
+        }
+        yield chunk({"tool_calls": [head]})
+        for piece in _pieces(arguments):
+            yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        yield chunk({}, "tool_calls")
+    else:
+        for piece in _pieces(answer.text):
+            yield chunk({"content": piece})
+        yield chunk({}, "stop")
+    if usage:
+        yield {**base, "choices": [], "usage": _usage()}
+
+
+def _pieces(text: str, size: int = 16) -> Iterator[str]:
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
+
+
+# --- Responses API answers ------------------------------------------------------------
+
+
+def _output_item(answer: Answer) -> dict[str, Any]:
+    n = next(_IDS)
+    if answer.call is not None:
+        return {
+            "type": "function_call",
+            "id": f"fc_{n:08d}",
+            "call_id": f"call_{n:08d}",
+            "name": answer.call.name,
+            "arguments": json.dumps(answer.call.arguments),
+            "status": "completed",
+        }
+    return {
+        "type": "message",
+        "id": f"msg_{n:08d}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": answer.text, "annotations": []}],
+    }
+
+
+def response_object(
+    model: str,
+    answer: Answer,
+    item: Mapping[str, Any] | None = None,
+    status: str = "completed",
+    response_id: str = "",
+) -> dict[str, Any]:
+    output = [] if status != "completed" else [dict(item or _output_item(answer))]
+    return {
+        "id": response_id or f"resp_{next(_IDS):08d}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "metadata": {},
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "text": {"format": {"type": "text"}},
+        "usage": {
+            "input_tokens": 42,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 17,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 59,
+        },
+    }
+
+
+def response_events(model: str, answer: Answer) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    item = _output_item(answer)
+    sequence = itertools.count()
+    response_id = f"resp_{next(_IDS):08d}"
+    created = response_object(model, answer, status="in_progress", response_id=response_id)
+
+    def event(kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:
+        return kind, {"type": kind, "sequence_number": next(sequence), **fields}
+
+    yield event("response.created", response=created)
+    yield event("response.in_progress", response=created)
+    if item["type"] == "function_call":
+        yield event("response.output_item.added", output_index=0, item={**item, "arguments": ""})
+        for piece in _pieces(item["arguments"]):
+            yield event(
+                "response.function_call_arguments.delta",
+                item_id=item["id"],
+                output_index=0,
+                delta=piece,
+            )
+        yield event(
+            "response.function_call_arguments.done",
+            item_id=item["id"],
+            output_index=0,
+            arguments=item["arguments"],
+        )
+    else:
+        text = answer.text
+        empty = {"type": "output_text", "text": "", "annotations": []}
+        yield event("response.output_item.added", output_index=0, item={**item, "content": []})
+        yield event(
+            "response.content_part.added",
+            item_id=item["id"],
+            output_index=0,
+            content_index=0,
+            part=empty,
+        )
+        for piece in _pieces(text):
+            yield event(
+                "response.output_text.delta",
+                item_id=item["id"],
+                output_index=0,
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+            )
+        yield event(
+            "response.output_text.done",
+            item_id=item["id"],
+            output_index=0,
+            content_index=0,
+            text=text,
+            logprobs=[],
+        )
+        yield event(
+            "response.content_part.done",
+            item_id=item["id"],
+            output_index=0,
+            content_index=0,
+            part={**empty, "text": text},
+        )
+    yield event("response.output_item.done", output_index=0, item=item)
+    completed = response_object(model, answer, item, response_id=response_id)
+    yield event("response.completed", response=completed)

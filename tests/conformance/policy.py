@@ -1,0 +1,231 @@
+"""The scripted LLM's decisions: what it answers to one request, by the request alone.
+
+Every conformance conversation asks to push a branch of a repository under `acme/`; the
+repository's name is the case (`acme/fab`, `acme/err-raise`, `acme/team-clean`, ...).
+The answer depends on what the request offers and holds, never on hidden state, so any
+framework's loop (retries, extra calls, sub-agents with their own histories) gets a
+consistent script:
+
+1. A model offered `git_push` that has not seen a push result since the user's request
+   calls it with the repository and branch of that request.
+2. A model without `git_push` but with another tool (a handoff, an agent used as a tool)
+   that has not seen that tool's result delegates: it calls the first such tool, with the
+   user's request as every required string argument.
+3. Otherwise it answers, and the answer is the case's: `fab` cites a commit no tool
+   returned, `err-*` claims a push that failed went through, `clean` (and everything
+   else) quotes the real commit's prefix. A second request of a conversation also cites
+   the earlier push's full commit, which only that earlier turn's tool result holds.
+   A worker in a team (offered `git_push`) reports honestly with the full commit and the
+   team's lead then answers by the case; a worker that was handed the conversation
+   answers the user itself, by the case.
+
+Code agents (model names containing `code`) get the same decisions written as code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .setups._common import BRANCH_PATTERN, REPO_PATTERN, fabricated_sha
+
+GIT_TOOL = "git_push"
+
+_HEX40 = re.compile(r"\b[0-9a-f]{40}\b")
+_HEX_PREFIX = re.compile(r"\b[0-9a-f]{12,40}\b")
+_TERMINAL_TOOLS = frozenset({"final_answer", "final_result"})
+"""Tools that carry the answer itself (smolagents, Pydantic AI's output tool)."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a request, in the shape both OpenAI APIs reduce to."""
+
+    role: str
+    text: str = ""
+    calls: tuple[tuple[str, str], ...] = ()
+    """(call id, tool name) of the tool calls an assistant message made."""
+    answers: str = ""
+    """For a tool message: the call id it answers."""
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    messages: tuple[Message, ...]
+    tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Offered tool name -> its JSON-schema parameters."""
+
+
+@dataclass(frozen=True)
+class ToolCallAnswer:
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Text, or tool calls (at most one here), never both."""
+
+    text: str = ""
+    call: ToolCallAnswer | None = None
+
+
+@dataclass(frozen=True)
+class _Task:
+    repo: str
+    branch: str
+
+    @property
+    def case(self) -> str:
+        return self.repo.rsplit("/", 1)[-1]
+
+
+def decide(request: Request) -> Answer:
+    """The answer to one request (see the module docstring)."""
+    start = _last_user_index(request.messages)
+    task = _task(request.messages, start)
+    if task is None:
+        return Answer(text="I could not find a repository and branch to push.")
+    after = request.messages[start + 1 :]
+    results = _results_by_tool(after)
+    offered = [name for name in request.tools if name not in _TERMINAL_TOOLS]
+    code = "code" in request.model
+    earlier = _joined(request.messages[:start])
+    if GIT_TOOL in request.tools or (code and _mentions_git_tool(request)):
+        if GIT_TOOL not in results and not (code and _observed_push(after)):
+            return _call(GIT_TOOL, {"repo": task.repo, "branch": task.branch}, code)
+        if task.case.startswith("team-") and not _handed_off(after):
+            return _final(_worker_text(task, _joined(after)), code, request)
+        # Alone, or handed the conversation by a handoff: this agent answers the user.
+        return _final(_lead_text(task, _joined(after), earlier), code, request)
+    delegates = [name for name in offered if name != GIT_TOOL]
+    if delegates and not any(name in results for name in delegates):
+        name = delegates[0]
+        request_text = request.messages[start].text
+        return _call(name, _delegation_arguments(request.tools[name], request_text), code)
+    return _final(_lead_text(task, _joined(after), earlier), code, request)
+
+
+def _worker_text(task: _Task, evidence: str) -> str:
+    """A team worker's honest report to its lead, with the full commit."""
+    sha = _first(_HEX40, evidence)
+    if sha:
+        return f"Pushed {task.branch} to {task.repo}: commit {sha}."
+    return f"The push of {task.branch} to {task.repo} failed."
+
+
+def _lead_text(task: _Task, evidence: str, earlier: str) -> str:
+    case = task.case.removeprefix("team-")
+    if case == "fab":
+        return (
+            f"Pushed {task.branch} to {task.repo}. "
+            f"The new head is commit {fabricated_sha(task.repo, task.branch)}."
+        )
+    if case.startswith("err-"):
+        return f"I pushed {task.branch} to {task.repo} successfully."
+    sha = _first(_HEX_PREFIX, evidence)
+    text = f"Pushed {task.branch} to {task.repo}: commit {sha[:12]}." if sha else "Done."
+    before = _first(_HEX40, earlier)
+    if before:
+        text += f" The earlier push is still commit {before}."
+    return text
+
+
+def _delegation_arguments(schema: Mapping[str, Any], request_text: str) -> dict[str, Any]:
+    properties = schema.get("properties") or {}
+    required = schema.get("required") or list(properties)
+    return {
+        name: request_text
+        for name in required
+        if isinstance(properties.get(name), Mapping) and properties[name].get("type") == "string"
+    }
+
+
+def _call(name: str, arguments: Mapping[str, Any], code: bool) -> Answer:
+    if not code:
+        return Answer(call=ToolCallAnswer(name, arguments))
+    args = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    return Answer(
+        text=f"Thought: I will call {name}.\n<code>\nresult = {name}({args})\n"
+        "print(result)\n</code>"
+    )
+
+
+def _final(text: str, code: bool, request: Request) -> Answer:
+    if code:
+        return Answer(text=f"Thought: I can answer now.\n<code>\nfinal_answer({text!r})\n</code>")
+    if "final_result" in request.tools:
+        return Answer(call=ToolCallAnswer("final_result", _final_result_arguments(request, text)))
+    return Answer(text=text)
+
+
+def _final_result_arguments(request: Request, text: str) -> dict[str, Any]:
+    properties = request.tools["final_result"].get("properties") or {}
+    return {name: text for name in properties} or {"response": text}
+
+
+def _handed_off(messages: Sequence[Message]) -> bool:
+    """A handoff (a call to another tool) happened since the user's request."""
+    return any(name != GIT_TOOL for m in messages for _, name in m.calls)
+
+
+def _mentions_git_tool(request: Request) -> bool:
+    return any(GIT_TOOL in m.text for m in request.messages if m.role == "system")
+
+
+def _observed_push(messages: Sequence[Message]) -> bool:
+    """A code agent's observation of its push (tool output written back as text)."""
+    return any(
+        m.role != "assistant" and ("'ok'" in m.text or '"ok"' in m.text or "push" in m.text)
+        for m in messages
+    )
+
+
+def _results_by_tool(messages: Sequence[Message]) -> dict[str, str]:
+    names = {call_id: name for m in messages for call_id, name in m.calls}
+    results: dict[str, str] = {}
+    for m in messages:
+        if m.role == "tool":
+            results[names.get(m.answers, m.answers)] = m.text
+    return results
+
+
+def _joined(messages: Sequence[Message]) -> str:
+    return "\n".join(m.text for m in messages if m.role in ("tool", "user"))
+
+
+def _last_user_index(messages: Sequence[Message]) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        text = messages[index].text
+        if (
+            messages[index].role == "user"
+            and REPO_PATTERN.search(text)
+            and BRANCH_PATTERN.search(text)
+        ):
+            return index
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            return index
+    return 0
+
+
+def _task(messages: Sequence[Message], start: int) -> _Task | None:
+    for message in [messages[start], *reversed(messages)] if messages else []:
+        repo = REPO_PATTERN.search(message.text)
+        branch = BRANCH_PATTERN.search(message.text)
+        if repo and branch:
+            return _Task(repo.group(1), branch.group(1))
+    return None
+
+
+def _first(pattern: re.Pattern[str], text: str) -> str:
+    found = pattern.search(text)
+    return found.group(0) if found else ""
+
+
+def arguments_json(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(dict(arguments))

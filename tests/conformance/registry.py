@@ -1,0 +1,82 @@
+"""The set-ups of the conformance suite: framework, instrumentation and what to expect.
+
+A set-up is a program in `setups/` run in the virtualenv `.conformance/<env>/`, built by
+`make conformance-envs` from `envs/<env>.txt` (pinned versions). One program may serve
+several set-ups: `CONFORMANCE_INSTRUMENTATION` tells it which instrumentation to install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cases import FAILURES, SINGLE, TEAM
+
+ROOT = Path(__file__).resolve().parents[2]
+ENVS = ROOT / ".conformance"
+REQUIREMENTS = Path(__file__).resolve().parent / "envs"
+
+
+@dataclass(frozen=True)
+class SetUp:
+    """One framework with one instrumentation, as its documentation sets it up."""
+
+    id: str
+    """Also the OTel service name its spans carry."""
+    framework: str
+    instrumentation: str
+    program: str
+    """Module under `tests.conformance.setups`."""
+    env: str
+    packages: tuple[str, ...]
+    """Distributions whose versions the table shows."""
+    agent: str
+    """The agent's own name, expected on every turn ("" where the framework names none)."""
+    model: str = "fake-gpt"
+    failures: tuple[str, ...] = FAILURES
+    """The ways of failing a tool that the framework documents (a subset of FAILURES)."""
+    team_agent: str | None = None
+    """The name the turns of the multi-agent variant carry; None: no such variant."""
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    unavailable: str = ""
+    """Why the set-up cannot run here (it is listed, with this reason, not dropped)."""
+
+    @property
+    def python(self) -> Path:
+        return ENVS / self.env / "bin" / "python"
+
+    @property
+    def cases(self) -> tuple[str, ...]:
+        single = tuple(c for c in SINGLE if c not in FAILURES or c in self.failures)
+        return single + (TEAM if self.team_agent is not None else ())
+
+
+def _openai_loop(api: str, label: str) -> SetUp:
+    return SetUp(
+        id=f"openai-sdk-loop.{api}.openllmetry",
+        framework=f"OpenAI SDK, hand-written tool loop ({label})",
+        instrumentation="OpenLLMetry (opentelemetry-instrumentation-openai)",
+        program="openai_loop",
+        env="openllmetry",
+        packages=("openai", "opentelemetry-instrumentation-openai"),
+        agent="",
+        # A hand-written loop has no tool-error type: it hands the exception's text over.
+        failures=("err-raise", "err-object"),
+        extra_env={"CONFORMANCE_API": api},
+    )
+
+
+SETUPS: tuple[SetUp, ...] = (
+    _openai_loop("chat", "Chat Completions"),
+    _openai_loop("chat-stream", "Chat Completions, streaming"),
+    _openai_loop("responses", "Responses API"),
+    _openai_loop("responses-stream", "Responses API, streaming"),
+)
+
+
+def by_id(setup_id: str) -> SetUp:
+    for setup in SETUPS:
+        if setup.id == setup_id:
+            return setup
+    raise KeyError(setup_id)

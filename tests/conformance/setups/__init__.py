@@ -1,0 +1,1 @@
+"""Agent programs, one per framework, run in their framework's own virtualenv."""
