@@ -34,6 +34,8 @@ _ERROR_BANNER = re.compile(
     r"\A\s*(?:error\b|err:|fatal\b|traceback \(most recent call last\)|exception\b|"
     r"permission denied|access denied|unauthori[sz]ed|forbidden|command not found|"
     r"no such file or directory|fehler\b|错误|失败|"
+    # The OpenAI Agents SDK's default tool-error function hands the model this fixed text.
+    r"an error occurred while running the tool\b|"
     r"(?:http(?:/\d(?:\.\d)?)?\s+)?[45]\d\d\s+(?:bad request|unauthorized|forbidden|not found|"
     r"method not allowed|conflict|gone|too many requests|internal server error|"
     r"bad gateway|service unavailable|gateway timeout|unprocessable))",

@@ -15,12 +15,15 @@ Message shapes understood by `read_messages` (one list may mix them):
   `{"candidates"}`, `{"content": {...}}`, `{"message"}`, `{"new_message"}`, `{"text"}`,
   `{"prompt"}`.
 
-A tool result inside any message becomes its own `ChatMessage(role="tool")`.
+A tool result inside any message becomes its own `ChatMessage(role="tool")`. A Responses
+API call named only by its item id (`fc_…`) takes the call id (`call_…`) of the result
+that answers it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .base import ChatMessage, ToolCallPart
@@ -69,7 +72,45 @@ def read_messages(value: Any, default_role: str = "user") -> tuple[ChatMessage, 
     """
     out: list[ChatMessage] = []
     _collect(load_json(value, partial=True), default_role, out, 0)
-    return tuple(out[:MAX_MESSAGES])
+    return tuple(_with_item_ids_resolved(out[:MAX_MESSAGES]))
+
+
+RESPONSES_ITEM_PREFIX = "fc_"
+"""How an OpenAI Responses API `function_call` item id starts (its call id: `call_`)."""
+
+
+def _with_item_ids_resolved(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """A Responses API `function_call` item has two ids: `id` (`fc_…`) names the item,
+    `call_id` (`call_…`) the call, and the call's output answers the `call_id`. A writer
+    that keeps only the item id (OpenLLMetry's OpenAI Agents instrumentation, for the
+    calls in `gen_ai.input.messages`) would make one call look like two: a call nothing
+    answers and an answer to no call. Each such call takes the id of the first later
+    tool result that answers no call of the list."""
+    answered = {m.tool_call_id for m in messages if m.role == "tool"}
+    if not any(
+        p.call_id.startswith(RESPONSES_ITEM_PREFIX) and p.call_id not in answered
+        for m in messages
+        for p in m.tool_calls
+    ):
+        return messages
+    requested = {p.call_id for m in messages for p in m.tool_calls}
+    waiting: list[tuple[int, int]] = []  # (message, part) of calls named by item id only
+    renamed: dict[tuple[int, int], str] = {}
+    for i, m in enumerate(messages):
+        for j, p in enumerate(m.tool_calls):
+            if p.call_id.startswith(RESPONSES_ITEM_PREFIX) and p.call_id not in answered:
+                waiting.append((i, j))
+        if m.role == "tool" and m.tool_call_id and m.tool_call_id not in requested and waiting:
+            renamed[waiting.pop(0)] = m.tool_call_id
+    if not renamed:
+        return messages
+    out = []
+    for i, m in enumerate(messages):
+        parts = tuple(
+            replace(p, call_id=renamed.get((i, j), p.call_id)) for j, p in enumerate(m.tool_calls)
+        )
+        out.append(replace(m, tool_calls=parts) if parts != m.tool_calls else m)
+    return out
 
 
 def last_text(messages: Sequence[ChatMessage], role: str) -> str:

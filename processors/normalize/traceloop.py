@@ -6,10 +6,17 @@
 tool `{"output": <lc-serialized ToolMessage>, "kwargs"}` (the message's content is the
 result, `"status": "error"` the failure, `tool_call_id` the call id).
 
-- `workflow`, `agent`: an agent run named by `traceloop.entity.name` (else
-  `traceloop.workflow.name`, else the span name without its `.workflow` suffix).
+- `workflow`, `agent`: an agent run named by `traceloop.entity.name` (an agent: else
+  `gen_ai.agent.name`; a workflow: else `traceloop.workflow.name`), else the span name
+  without its `.workflow` / `.agent` suffix.
 - `tool`: a tool execution.
 - `task` and anything else: None.
+
+Some instrumentations write GenAI attributes on these spans instead of the entity ones.
+The OpenAI Agents SDK instrumentation (`opentelemetry-instrumentation-openai-agents`)
+names a tool span `{tool}.tool` with `gen_ai.tool.name`, `gen_ai.tool.call.arguments` and
+`gen_ai.tool.call.result`, and an agent span `{agent}.agent` with `gen_ai.agent.name`;
+they are read when the `traceloop.entity.*` ones are absent.
 
 OpenLLMetry's LLM spans carry no span kind; they use the deprecated `gen_ai.prompt.N.*`
 attributes and are read by `genai`. The conversation id comes from
@@ -51,6 +58,10 @@ def _entity_name(span: SpanRecord, kind: str) -> str:
         return name
     if kind == "workflow":
         name = string(span.attributes, "traceloop.workflow.name")
+    elif kind == "agent":
+        name = string(span.attributes, "gen_ai.agent.name")
+    elif kind == "tool":
+        name = string(span.attributes, "gen_ai.tool.name")
     suffix = "." + kind
     fallback = span.name[: -len(suffix)] if span.name.endswith(suffix) else span.name
     return name or fallback
@@ -76,15 +87,25 @@ def _agent(span: SpanRecord, kind: str) -> AgentInvocation:
 
 def _tool(span: SpanRecord) -> ToolExecution:
     attributes = span.attributes
-    arguments = _arguments(attributes.get("traceloop.entity.input"))
-    output = _tool_output(attributes.get("traceloop.entity.output"))
+    entity_input = attributes.get("traceloop.entity.input")
+    entity_output = attributes.get("traceloop.entity.output")
+    if entity_input is None:
+        arguments = attributes.get("gen_ai.tool.call.arguments")
+    else:
+        arguments = _arguments(entity_input)
+    if entity_output is None:
+        output = attributes.get("gen_ai.tool.call.result")
+    else:
+        output = _tool_output(entity_output)
     call_id, result, error = langchain_tool_message(output)
     if result is None:
         result, error = tool_result(output)
     return ToolExecution(
         span_id=span.span_id,
         name=_entity_name(span, "tool"),
-        call_id=call_id or _input_call_id(attributes.get("traceloop.entity.input")),
+        call_id=call_id
+        or _input_call_id(entity_input)
+        or string(attributes, "gen_ai.tool.call.id"),
         arguments=arguments_text(arguments),
         result=result,
         error=span.is_error or error,

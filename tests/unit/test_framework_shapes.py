@@ -350,3 +350,213 @@ def test_failure_inside_a_python_literal_wrapper_is_a_failed_call(tool_output, o
     assert verdict.outcome == outcome, verdict.findings
     if outcome == "reject":
         assert verdict.kinds == ("error_reported_as_success",)
+
+
+# --- 3. OpenLLMetry's OpenAI Agents SDK instrumentation ---------------------------------------
+
+AGENTS_CALL = "call_Xs4mHq8TzR1vN6Lp"
+AGENTS_ITEM = "fc_68db9d00d258819d987f4b9b63189e76"
+AGENTS_TOOL_ERROR = "An error occurred while running the tool. Please try again."
+GIT_TOOL = [
+    {
+        "type": "function",
+        "function": {
+            "name": "git_push",
+            "description": "Push a branch to origin.",
+            "parameters": {"type": "object", "properties": {"branch": {"type": "string"}}},
+        },
+    }
+]
+
+
+def openllmetry_openai_agents(*, tool_status: int) -> list[SpanRecord]:
+    """A run as opentelemetry-instrumentation-openai-agents records it: the root
+    "Agent Workflow" span (traceloop.span.kind workflow), the agent span `{name}.agent`
+    (gen_ai.agent.name), `openai.response` spans (gen_ai.input/output.messages: a
+    function_call item from the input is a tool_call part whose id is the item's `fc_`
+    id, its output a tool_call_response with the `call_` id) and the tool span
+    `{tool}.tool` (gen_ai.tool.call.arguments / .result, no traceloop.entity.*)."""
+    ask = {"role": "user", "parts": [{"type": "text", "content": "Push feature/login."}]}
+    system = {"role": "system", "parts": [{"type": "text", "content": "You push branches."}]}
+    scope = "opentelemetry.instrumentation.openai_agents"
+    return [
+        record(
+            "0a1b2c3d4e5f6071",
+            "Agent Workflow",
+            {
+                "traceloop.span.kind": "workflow",
+                "gen_ai.provider.name": "openai",
+                "traceloop.workflow.name": "Agent Workflow",
+            },
+            start=1_000,
+            end=9_500,
+            scope=scope,
+        ),
+        record(
+            "1b2c3d4e5f607182",
+            "Git assistant.agent",
+            {
+                "traceloop.span.kind": "agent",
+                "gen_ai.agent.name": "Git assistant",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.operation.name": "invoke_agent",
+            },
+            parent="0a1b2c3d4e5f6071",
+            start=1_100,
+            end=9_400,
+            scope=scope,
+        ),
+        record(
+            "2c3d4e5f60718293",
+            "openai.response",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4.1",
+                "gen_ai.response.model": "gpt-4.1-2025-04-14",
+                "gen_ai.input.messages": json.dumps([system, ask]),
+                "gen_ai.tool.definitions": json.dumps(GIT_TOOL),
+                "gen_ai.output.messages": json.dumps(
+                    [
+                        {
+                            "role": "assistant",
+                            "parts": [
+                                {
+                                    "type": "tool_call",
+                                    "name": "git_push",
+                                    "id": AGENTS_CALL,
+                                    "arguments": {"branch": "feature/login"},
+                                }
+                            ],
+                            "finish_reason": "tool_call",
+                        }
+                    ]
+                ),
+            },
+            parent="1b2c3d4e5f607182",
+            start=2_000,
+            end=3_000,
+            scope=scope,
+        ),
+        record(
+            "3d4e5f6071829304",
+            "git_push.tool",
+            {
+                "traceloop.span.kind": "tool",
+                "gen_ai.tool.name": "git_push",
+                "gen_ai.tool.type": "function",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.call.arguments": '{"branch":"feature/login"}',
+                "gen_ai.tool.call.result": AGENTS_TOOL_ERROR,
+            },
+            parent="1b2c3d4e5f607182",
+            start=4_000,
+            end=5_000,
+            status=tool_status,
+            scope=scope,
+        ),
+        record(
+            "4e5f607182930415",
+            "openai.response",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4.1",
+                "gen_ai.response.model": "gpt-4.1-2025-04-14",
+                "gen_ai.input.messages": json.dumps(
+                    [
+                        system,
+                        ask,
+                        {
+                            "role": "assistant",
+                            "parts": [
+                                {
+                                    "type": "tool_call",
+                                    "name": "git_push",
+                                    "id": AGENTS_ITEM,
+                                    "arguments": {"branch": "feature/login"},
+                                }
+                            ],
+                        },
+                        {
+                            "role": "tool",
+                            "parts": [
+                                {
+                                    "type": "tool_call_response",
+                                    "id": AGENTS_CALL,
+                                    "response": AGENTS_TOOL_ERROR,
+                                }
+                            ],
+                        },
+                    ]
+                ),
+                "gen_ai.tool.definitions": json.dumps(GIT_TOOL),
+                "gen_ai.output.messages": json.dumps(
+                    [
+                        {
+                            "role": "assistant",
+                            "parts": [{"type": "text", "content": "Pushed feature/login."}],
+                            "finish_reason": "stop",
+                        }
+                    ]
+                ),
+            },
+            parent="1b2c3d4e5f607182",
+            start=6_000,
+            end=9_000,
+            scope=scope,
+        ),
+    ]
+
+
+@pytest.mark.parametrize("tool_status", [0, 2], ids=["status-unset", "status-error"])
+def test_openllmetry_openai_agents_failed_tool_is_one_failed_call(tool_status):
+    turn, verdict = only_turn(openllmetry_openai_agents(tool_status=tool_status))
+    (push,) = turn.tool_calls  # the fc_ item id and its call_ id are one call
+    assert push.call_id == AGENTS_CALL
+    assert push.arguments == {"branch": "feature/login"}
+    assert push.result == AGENTS_TOOL_ERROR
+    assert push.span_id == "3d4e5f6071829304"
+    assert verdict.kinds == ("error_reported_as_success",), verdict.findings
+
+
+def test_openllmetry_tool_span_reads_genai_arguments_and_result():
+    # opentelemetry-instrumentation-openai-agents: traceloop.span.kind "tool" with only
+    # gen_ai.tool.* attributes.
+    execution = tool_execution(
+        {
+            "traceloop.span.kind": "tool",
+            "gen_ai.tool.name": "get_weather",
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.call.arguments": '{"city":"Tokyo"}',
+            "gen_ai.tool.call.result": "The weather in Tokyo is sunny.",
+        },
+        name="get_weather.tool",
+    )
+    assert (execution.name, execution.arguments, execution.result, execution.error) == (
+        "get_weather",
+        '{"city":"Tokyo"}',
+        "The weather in Tokyo is sunny.",
+        False,
+    )
+
+
+def test_response_item_id_and_call_id_name_one_call():
+    # opentelemetry-instrumentation-openai-agents, `gen_ai.input.messages`: a function_call
+    # item becomes a tool_call part with the item's `fc_` id; its output keeps `call_`.
+    messages = read_messages(
+        [
+            {"role": "user", "parts": [{"type": "text", "content": "Push."}]},
+            {
+                "role": "assistant",
+                "parts": [{"type": "tool_call", "id": AGENTS_ITEM, "name": "git_push"}],
+            },
+            {
+                "role": "tool",
+                "parts": [{"type": "tool_call_response", "id": AGENTS_CALL, "response": "ok"}],
+            },
+        ]
+    )
+    assert [p.call_id for m in messages for p in m.tool_calls] == [AGENTS_CALL]
+    assert messages[-1].tool_call_id == AGENTS_CALL

@@ -241,3 +241,17 @@ def test_error_inside_a_wrapper_is_recognised(text):
 )
 def test_success_inside_a_wrapper_is_not_an_error(text):
     assert result_is_error(text) is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "An error occurred while running the tool. Please try again.",
+        "An error occurred while running the tool. Please try again. Error: push rejected",
+    ],
+    ids=["fixed-text", "with-the-exception"],
+)
+def test_openai_agents_sdk_tool_error_text_is_a_failure(text):
+    # The Agents SDK's default_tool_error_function output, which the model gets instead of
+    # the exception (older SDKs append it).
+    assert result_is_error(text) is True
