@@ -52,27 +52,35 @@ class SetUp:
         return single + (TEAM if self.team_agent is not None else ())
 
 
-def _openai_loop(api: str, label: str) -> SetUp:
-    return SetUp(
-        id=f"openai-sdk-loop.{api}.openllmetry",
-        framework=f"OpenAI SDK, hand-written tool loop ({label})",
-        instrumentation="OpenLLMetry (opentelemetry-instrumentation-openai)",
-        program="openai_loop",
-        env="openllmetry",
-        packages=("openai", "opentelemetry-instrumentation-openai"),
-        agent="",
-        # A hand-written loop has no tool-error type: it hands the exception's text over.
-        failures=("err-raise", "err-object"),
-        extra_env={"CONFORMANCE_API": api},
+def _all() -> tuple[SetUp, ...]:
+    # One module per framework family, each with its own SETUPS, in the table's order.
+    from .frameworks import (
+        autogen,
+        crewai,
+        google_adk,
+        langchain,
+        openai_agents,
+        openai_sdk,
+        pydantic_ai,
+        smolagents,
+        traceloop_sdk,
     )
 
+    families = (
+        openai_sdk,
+        openai_agents,
+        langchain,
+        pydantic_ai,
+        smolagents,
+        traceloop_sdk,
+        crewai,
+        google_adk,
+        autogen,
+    )
+    return tuple(setup for family in families for setup in family.SETUPS)
 
-SETUPS: tuple[SetUp, ...] = (
-    _openai_loop("chat", "Chat Completions"),
-    _openai_loop("chat-stream", "Chat Completions, streaming"),
-    _openai_loop("responses", "Responses API"),
-    _openai_loop("responses-stream", "Responses API, streaming"),
-)
+
+SETUPS: tuple[SetUp, ...] = _all()
 
 
 def by_id(setup_id: str) -> SetUp:

@@ -1,0 +1,1 @@
+"""The set-ups of each framework family (see `registry.SetUp`)."""

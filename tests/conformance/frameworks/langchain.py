@@ -1,0 +1,7 @@
+"""LangChain create_agent and the LangGraph prebuilt ReAct agent: its conformance set-ups."""
+
+from __future__ import annotations
+
+from ..registry import SetUp
+
+SETUPS: tuple[SetUp, ...] = ()

@@ -1,0 +1,7 @@
+"""Pydantic AI: its conformance set-ups."""
+
+from __future__ import annotations
+
+from ..registry import SetUp
+
+SETUPS: tuple[SetUp, ...] = ()
