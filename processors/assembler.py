@@ -5,6 +5,10 @@ or for agent-less traces the latest LLM call, which must not end in tool calls) 
 span arrived for `grace_seconds`, or when it is older than `max_wait_seconds`. At that
 point it is cut into turns: the subtree of each outermost agent span is one turn; LLM
 calls outside any agent are split at each new user request (`turn_builder.split_turns`).
+The reply is the text of a turn's last LLM output; a turn whose last output is tool calls
+alone (judged at the maximum wait, or once its agent span ended: a step limit, a final
+hand-off) has no reply and is judged with an empty one, its calls still checked, never
+with an earlier step's text (`turn_builder.final_step`).
 
 Agents whose every LLM call is its own trace (common with OpenInference) are joined up,
 on evidence only (`processors.joins`): a call joins an earlier call's group when its

@@ -5,9 +5,12 @@ the tool results. So the turn is read from that call's input messages plus its o
 as an OpenAI-style transcript, by `transcript.turn_from_transcript`; tool execution and
 agent spans then enrich it where they exist (their results and error status win).
 
-An LLM call that ends in tool calls is a step of a turn, not a turn: the reply is the
-output of the last step without tool calls. `split_turns` partitions the LLM calls of
-one trace (or of a chain of per-call traces) into turns, one per user request.
+An LLM call that ends in tool calls is a step of a turn, not a turn. The reply is the
+text of the turn's last LLM output (`final_step`), tool calls beside it or not; a turn
+whose last output is tool calls alone (a step limit, a final hand-off) has no reply and
+is stored with an empty one, unless its agent span says what the user got in words no
+step wrote. An earlier step's text is never the reply. `split_turns` partitions the LLM
+calls of one trace (or of a chain of per-call traces) into turns, one per user request.
 
 Not every framework records the history. A call whose input opens no request (only tool
 results, or nothing: OpenAI Responses with a previous response id, Claude Agent SDK
@@ -154,13 +157,16 @@ def main_thread(steps: Sequence[LlmStep]) -> tuple[LlmStep, ...]:
 
 
 def final_step(steps: Sequence[LlmStep]) -> LlmStep | None:
-    """The call whose output is the reply: the last one without tool calls, else (the
-    turn has no reply yet) the latest."""
+    """The turn's last call (of its own conversation): the text of its output is the
+    reply, and when it wrote none the turn has no reply. Never an earlier call, whose text
+    was a step on the way (the user was not answered with it)."""
     thread = main_thread(steps)
-    for step in reversed(thread):
-        if not ends_in_tool_calls(step):
-            return step
     return thread[-1] if thread else None
+
+
+def output_text(step: LlmStep) -> str:
+    """The assistant text of a call's output ("" when it only called tools)."""
+    return "\n".join(m.text for m in step.output_messages if m.role == "assistant" and m.text)
 
 
 def awaits_tools(steps: Sequence[LlmStep]) -> bool:
@@ -237,11 +243,9 @@ def build_turn(spans: TurnSpans) -> Turn:
     anonymous: frozenset[str] = frozenset()
     if final is not None:
         request, messages = _stitched_messages(thread, final)
-        if ends_in_tool_calls(final):
-            # No reply yet: judged with an empty one, unless the agent span says what the
-            # user got (a loop that ends in a `final_answer` tool, say).
-            reply = agent.output_text if agent is not None else ""
-            messages.append({"role": "assistant", "content": reply})
+        if ends_in_tool_calls(final) and not output_text(final).strip():
+            # Tool calls and nothing after them: no reply, judged as an empty one.
+            messages.append({"role": "assistant", "content": _agent_reply(agent, thread)})
         anonymous = _name_anonymous_calls(messages)
         user_index = last_user_index(request.input_messages)
         user_text = request.input_messages[user_index].text if user_index >= 0 else ""
@@ -277,6 +281,18 @@ def build_turn(spans: TurnSpans) -> Turn:
         agent=(agent.agent_name if agent is not None else "")
         or _first(s.agent_name for s in reversed(ordered)),
     )
+
+
+def _agent_reply(agent: AgentInvocation | None, thread: Sequence[LlmStep]) -> str:
+    """What the agent span says the user got, when the loop ended in tool calls (a
+    `final_answer` tool, a framework's stop message). Not when it is the text of one of
+    the turn's steps: some frameworks record the last text the model wrote as the agent's
+    output, and that step's text was no answer."""
+    text = agent.output_text if agent is not None else ""
+    if not text.strip():
+        return ""
+    written = {output_text(s).strip() for s in thread}
+    return "" if text.strip() in written else text
 
 
 def _stitched_messages(

@@ -258,8 +258,8 @@ def test_calls_missing_from_the_final_history_are_kept():
 # --- which call is the reply --------------------------------------------------------------
 
 
-def test_every_step_ending_in_tool_calls_means_no_reply_yet():
-    first = step("s1", ASK, assistant("Running the tests now.", call("c1", "run_tests")), at=10)
+def test_last_step_with_only_tool_calls_means_no_reply():
+    first = step("s1", ASK, assistant("", call("c1", "run_tests")), at=10)
     assert awaits_tools([first])
     turn = build_turn(spans(first))
     assert turn.reply == ""
