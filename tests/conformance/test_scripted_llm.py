@@ -1,0 +1,178 @@
+"""The scripted LLM itself: its decisions by request, and both APIs over real HTTP.
+
+The conformance cases rely on it; these tests pin its script so a change to it shows here
+first, not as a framework that suddenly misbehaves.
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from .cases import conversation
+from .fake_llm import FakeLlm, chat_request, responses_request
+from .policy import Answer, Message, Request, ToolCallAnswer, decide
+from .setups._common import commit_sha, fabricated_sha
+
+GIT = {"git_push": {"type": "object", "properties": {"repo": {"type": "string"}}}}
+DELEGATE = {
+    "release_engineer": {
+        "type": "object",
+        "properties": {"input": {"type": "string"}},
+        "required": ["input"],
+    }
+}
+SHA = commit_sha("acme/clean", "main")
+
+
+def _user(case: str, branch: str = "main") -> Message:
+    return Message("user", f"Push branch {branch} of acme/{case}.")
+
+
+def _pushed(result: str) -> tuple[Message, ...]:
+    return (
+        Message("assistant", calls=(("c1", "git_push"),)),
+        Message("tool", result, answers="c1"),
+    )
+
+
+def _result(case: str, branch: str = "main") -> str:
+    return json.dumps({"ok": True, "commit": commit_sha(f"acme/{case}", branch)})
+
+
+DECISIONS = [
+    pytest.param(
+        Request("fake-gpt", (_user("clean"),), GIT),
+        Answer(call=ToolCallAnswer("git_push", {"repo": "acme/clean", "branch": "main"})),
+        id="offered-the-tool-and-no-result-yet-it-pushes",
+    ),
+    pytest.param(
+        Request("fake-gpt", (_user("clean"), *_pushed(_result("clean"))), GIT),
+        Answer(text=f"Pushed main to acme/clean: commit {SHA[:12]}."),
+        id="clean-quotes-the-real-commit-prefix",
+    ),
+    pytest.param(
+        Request("fake-gpt", (_user("fab"), *_pushed(_result("fab"))), GIT),
+        Answer(
+            text="Pushed main to acme/fab. The new head is commit "
+            f"{fabricated_sha('acme/fab', 'main')}."
+        ),
+        id="fab-cites-a-commit-no-tool-returned",
+    ),
+    pytest.param(
+        Request("fake-gpt", (_user("err-object"), *_pushed('{"ok": false}')), GIT),
+        Answer(text="I pushed main to acme/err-object successfully."),
+        id="err-claims-the-failed-push",
+    ),
+    pytest.param(
+        Request("fake-gpt", (_user("team-clean"),), DELEGATE),
+        Answer(
+            call=ToolCallAnswer(
+                "release_engineer", {"input": "Push branch main of acme/team-clean."}
+            )
+        ),
+        id="a-lead-without-the-tool-delegates-with-the-request",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (_user("team-clean"), *_pushed(_result("team-clean"))),
+            GIT,
+        ),
+        Answer(
+            text=f"Pushed main to acme/team-clean: commit {commit_sha('acme/team-clean', 'main')}."
+        ),
+        id="a-team-worker-reports-the-full-commit",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                _user("session"),
+                *_pushed(_result("session")),
+                Message("assistant", "Pushed."),
+                Message("user", "Now push branch dev of acme/session as well."),
+                Message("assistant", calls=(("c2", "git_push"),)),
+                Message("tool", _result("session", "dev"), answers="c2"),
+            ),
+            GIT,
+        ),
+        Answer(text=conversation("session")[1].reply),
+        id="a-second-request-cites-the-earlier-push-too",
+    ),
+    pytest.param(
+        Request("fake-code", (Message("system", "tools: git_push"), _user("clean"))),
+        Answer(
+            text="Thought: I will call git_push.\n<code>\n"
+            "result = git_push(repo='acme/clean', branch='main')\nprint(result)\n</code>"
+        ),
+        id="a-code-model-writes-the-call-as-code",
+    ),
+]
+
+
+@pytest.mark.parametrize(("request_", "answer"), DECISIONS)
+def test_decisions(request_: Request, answer: Answer) -> None:
+    assert decide(request_) == answer
+
+
+def test_both_request_shapes_reduce_to_the_same_messages() -> None:
+    chat = chat_request(
+        {
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "c1", "function": {"name": "git_push"}}],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            ],
+            "tools": [{"type": "function", "function": {"name": "git_push", "parameters": {}}}],
+        }
+    )
+    responses = responses_request(
+        {
+            "model": "m",
+            "instructions": "be brief",
+            "input": [
+                {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                {"type": "function_call", "call_id": "c1", "name": "git_push", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+            ],
+            "tools": [{"type": "function", "name": "git_push", "parameters": {}}],
+        }
+    )
+    assert chat == responses
+
+
+def test_the_server_answers_both_apis_plain_and_streaming() -> None:
+    with FakeLlm() as llm:
+        user = {"role": "user", "content": "Push branch main of acme/clean."}
+        tool = {"type": "function", "function": {"name": "git_push", "parameters": {}}}
+        chat = httpx.post(
+            f"{llm.base_url}/chat/completions",
+            json={"model": "fake-gpt", "messages": [user], "tools": [tool]},
+        ).json()
+        call = chat["choices"][0]["message"]["tool_calls"][0]["function"]
+        assert json.loads(call["arguments"]) == {"repo": "acme/clean", "branch": "main"}
+
+        streamed = httpx.post(
+            f"{llm.base_url}/chat/completions",
+            json={"model": "fake-gpt", "messages": [user], "stream": True},
+        ).text
+        assert streamed.rstrip().endswith("data: [DONE]")
+
+        response = httpx.post(
+            f"{llm.base_url}/responses",
+            json={"model": "fake-gpt", "input": user["content"], "stream": True},
+        ).text
+        events = [
+            line.removeprefix("event: ") for line in response.splitlines() if "event:" in line
+        ]
+        assert events[0] == "response.created" and events[-1] == "response.completed"
+        assert [e.api for e in llm.exchanges] == ["chat", "chat", "responses"]
