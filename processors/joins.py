@@ -160,7 +160,7 @@ _MAX_CLAIMANTS = 4
 """Groups one key remembers offering it; past that it stays ambiguous until it ages out."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     gids: tuple[int, ...]
     """The groups that offered the key within the window (more than one: ambiguous)."""
