@@ -60,6 +60,9 @@ class ToolCall:
     not captured). `error` is the explicit error mark of the source (span status ERROR,
     `is_error`); payload-level errors are recognised by `processors.outcomes`.
     `origin="prose"` marks a call the model only wrote out as text: it never ran.
+    `answer` marks a call that delivered the reply (a terminal answer tool such as
+    smolagents' `final_answer`, see `processors.answer_tools`): it is the reply, so it is
+    neither evidence for it nor an action of the turn.
     """
 
     name: str
@@ -72,6 +75,7 @@ class ToolCall:
     span_id: str | None = None
     step: int = 0
     """Index of the LLM step (assistant message) of the turn that requested the call."""
+    answer: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,17 +129,21 @@ class Turn:
 
     @cached_property
     def executed_calls(self) -> tuple[ToolCall, ...]:
-        """Structured calls of this turn (requested by the model, whether or not they ran)."""
-        return tuple(c for c in self.tool_calls if c.origin == "structured")
+        """Structured calls of this turn (requested by the model, whether or not they ran),
+        without the call that delivered the reply (`ToolCall.answer`)."""
+        return tuple(c for c in self.tool_calls if c.origin == "structured" and not c.answer)
 
     @cached_property
     def tool_results_text(self) -> str:
-        """Every tool result of this turn, joined (the turn's tool trace)."""
-        return "\n".join(c.result for c in self.tool_calls if c.result is not None)
+        """Every tool result of this turn, joined (the turn's tool trace). An answer call's
+        result is the reply echoed back, not evidence for it."""
+        return "\n".join(c.result for c in self.tool_calls if c.result is not None and not c.answer)
 
     @cached_property
     def history_results_text(self) -> str:
-        return "\n".join(c.result for c in self.history_tool_calls if c.result is not None)
+        return "\n".join(
+            c.result for c in self.history_tool_calls if c.result is not None and not c.answer
+        )
 
     @cached_property
     def evidence_lower(self) -> str:

@@ -45,7 +45,10 @@ _HTTP_STATUS_KEYS = ("status_code", "statuscode", "http_status", "code", "status
 
 
 def call_failed(call: ToolCall) -> bool:
-    """True when the call did not run successfully (explicit mark, error payload, no result)."""
+    """True when the call did not run successfully (explicit mark, error payload, no result).
+    An answer call (it delivered the reply) failed only when the source marked it."""
+    if call.answer:
+        return call.error
     if call.error or call.result is None or call.origin == "prose":
         return True
     return result_is_error(call.result)

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .answer_tools import delivered_answer, with_answer_calls
 from .model import ToolCall, ToolDefinition, Turn
 from .normalize.base import AgentInvocation, ChatMessage, LlmStep, ToolCallPart, ToolExecution
 from .nudges import is_framework_nudge
@@ -243,7 +244,11 @@ def build_turn(spans: TurnSpans) -> Turn:
     anonymous: frozenset[str] = frozenset()
     if final is not None:
         request, messages = _stitched_messages(thread, final)
-        if ends_in_tool_calls(final) and not output_text(final).strip():
+        answer = delivered_answer(final, spans.tools, agent)
+        if answer is not None:
+            # The run ended in its answer tool: the answer, not the step's text, is the reply.
+            messages.append({"role": "assistant", "content": answer})
+        elif ends_in_tool_calls(final) and not output_text(final).strip():
             # Tool calls and nothing after them: no reply, judged as an empty one.
             messages.append({"role": "assistant", "content": _agent_reply(agent, thread)})
         anonymous = _name_anonymous_calls(messages)
@@ -270,7 +275,8 @@ def build_turn(spans: TurnSpans) -> Turn:
     calls = _with_executions(calls, spans.tools, thread, len(turn.steps), anonymous)
     return replace(
         turn,
-        tool_calls=tuple(calls),
+        tool_calls=with_answer_calls(calls, turn.reply, len(turn.steps) - 1),
+        history_tool_calls=with_answer_calls(turn.history_tool_calls, "", -1),
         tools=_tools(final, ordered, agent),
         model=_first(s.model for s in (final, *reversed(ordered)) if s is not None)
         or (agent.model if agent is not None else ""),

@@ -136,7 +136,7 @@ def request_text(value: Any) -> str:
     text = last_text(read_messages(value, "user"), "user")
     if text:
         return text
-    return _known_field(value, ("input", "query", "question", "prompt")) or as_text(value)
+    return _known_field(value, ("input", "query", "question", "prompt", "task")) or as_text(value)
 
 
 def content_text(content: Any) -> str:

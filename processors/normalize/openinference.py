@@ -8,7 +8,10 @@
   `tool_call.id`, `tool.id` or, where a framework adds GenAI attributes, `gen_ai.tool.call.id`.
   The LangChain instrumentation dumps the tool's `ToolMessage` into `output.value`
   (`{"type": "tool", "data": {"content", "status", "tool_call_id"}}` or flat): its content
-  is the result, `"status": "error"` the failure, `tool_call_id` the call id.
+  is the result, `"status": "error"` the failure, `tool_call_id` the call id. The
+  smolagents instrumentation writes a tool's bound call as `input.value`
+  (`{"args": [...], "sanitize_inputs_outputs": ..., "kwargs": {...}}`): the kwargs, with
+  positional values named after the tool's inputs (`tool.parameters`), are the arguments.
 - AGENT, and a CHAIN that is a trace's root: an agent run named by `agent.name` or the span.
 
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
@@ -30,7 +33,15 @@ from .messages import (
     request_text,
     tool_result,
 )
-from .values import arguments_text, conversation_id, first, string, tool_definitions, unflatten
+from .values import (
+    arguments_text,
+    conversation_id,
+    first,
+    load_json,
+    string,
+    tool_definitions,
+    unflatten,
+)
 
 SPAN_KIND = "openinference.span.kind"
 
@@ -136,12 +147,35 @@ def _tool(span: SpanRecord) -> ToolExecution:
         name=string(attributes, "tool.name", "tool_call.function.name") or span.name,
         call_id=string(attributes, "tool_call.id", "tool.id", "gen_ai.tool.call.id")
         or message_call_id,
-        arguments=arguments_text(arguments),
+        arguments=arguments_text(
+            _bound_call_arguments(arguments, attributes.get("tool.parameters"))
+        ),
         result=result,
         error=span.is_error or result_error,
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
     )
+
+
+_BOUND_CALL_KEYS = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
+
+
+def _bound_call_arguments(value: Any, parameters: Any) -> Any:
+    """A smolagents `Tool.__call__(*args, sanitize_inputs_outputs, **kwargs)` binding as
+    the call's arguments: a lone mapping argument, else the kwargs with the positional
+    values named by the tool's inputs in order. Any other value as given."""
+    parsed = load_json(value)
+    if not isinstance(parsed, Mapping) or "kwargs" not in parsed or set(parsed) - _BOUND_CALL_KEYS:
+        return value
+    args, kwargs = parsed.get("args") or [], parsed.get("kwargs") or {}
+    if not isinstance(kwargs, Mapping) or not isinstance(args, list):
+        return value
+    if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
+        return args[0]
+    names = list(inputs) if isinstance(inputs := load_json(parameters), Mapping) else []
+    if len(args) > len(names):
+        return value
+    return {**dict(zip(names, args, strict=False)), **kwargs}
 
 
 def _agent(span: SpanRecord) -> AgentInvocation:

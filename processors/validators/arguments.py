@@ -59,7 +59,7 @@ class ArgumentGroundingValidator:
         out: list[Finding] = []
         earlier_results: list[str] = []
         for call in turn.tool_calls:
-            if call.arguments:
+            if call.arguments and not call.answer:  # an answer call's input is the reply
                 seen = known + "\n" + "\n".join(earlier_results).lower()
                 earlier = Grounds(seen[len(known) :])
                 definition = resolve_tool(call.name, definitions)

@@ -105,5 +105,9 @@ def _attributed_to_tool(reply: str, ident: Identifier) -> bool:
 
 
 def _tool_names(turn: Turn) -> tuple[str, ...]:
-    names = [c.name for c in (*turn.history_tool_calls, *turn.tool_calls) if c.result is not None]
+    names = [
+        c.name
+        for c in (*turn.history_tool_calls, *turn.tool_calls)
+        if c.result is not None and not c.answer
+    ]
     return tuple(dict.fromkeys(names)) or ("no tool results",)

@@ -560,3 +560,331 @@ def test_response_item_id_and_call_id_name_one_call():
     )
     assert [p.call_id for m in messages for p in m.tool_calls] == [AGENTS_CALL]
     assert messages[-1].tool_call_id == AGENTS_CALL
+
+
+# --- 4. smolagents: the final_answer tool carries the reply ----------------------------------
+
+SMOL_SCOPE = "openinference.instrumentation.smolagents"
+FINAL_ANSWER_PARAMETERS = json.dumps(
+    {"answer": {"type": "any", "description": "The final answer to the problem"}}
+)
+
+
+def smol_run(name: str, task: str, output: str | None) -> SpanRecord:
+    """openinference-instrumentation-smolagents' run span: `{Agent class}.run`, AGENT, the
+    bound `run()` arguments as `input.value`, `smolagents.*` attributes, `str(output)`."""
+    attributes: dict[str, Any] = {
+        "openinference.span.kind": "AGENT",
+        "input.value": json.dumps(
+            {
+                "task": task,
+                "stream": False,
+                "reset": True,
+                "images": None,
+                "additional_args": None,
+                "max_steps": None,
+            }
+        ),
+        "smolagents.task": task,
+        "smolagents.max_steps": 20,
+        "smolagents.tools_names": ("git_push", "web_search", "final_answer"),
+        "llm.token_count.prompt": 812,
+        "llm.token_count.completion": 64,
+    }
+    if output is not None:
+        attributes["output.value"] = output
+    return record("5a00000000000001", name, attributes, start=1_000, end=20_000, scope=SMOL_SCOPE)
+
+
+def smol_step(number: int, start: int) -> SpanRecord:
+    """The `Step N` CHAIN span each loop iteration gets."""
+    return record(
+        f"5b0000000000000{number}",
+        f"Step {number}",
+        {"openinference.span.kind": "CHAIN", "input.value": '{"memory_step": "ActionStep()"}'},
+        parent="5a00000000000001",
+        start=start,
+        end=start + 4_000,
+        scope=SMOL_SCOPE,
+    )
+
+
+def smol_llm(
+    number: int, start: int, messages: Sequence[tuple[str, str]], **output: Any
+) -> SpanRecord:
+    """The model call of step `number`: `llm.input_messages` (smolagents' own roles, such
+    as "tool-response"), `llm.output_messages.0` with `content` and/or `tool_calls`."""
+    attributes: dict[str, Any] = {
+        "openinference.span.kind": "LLM",
+        "llm.model_name": "gpt-4o",
+        "input.mime_type": "application/json",
+    }
+    for i, (role, content) in enumerate(messages):
+        attributes[f"llm.input_messages.{i}.message.role"] = role
+        attributes[f"llm.input_messages.{i}.message.content"] = content
+    attributes["llm.output_messages.0.message.role"] = "assistant"
+    if "content" in output:
+        attributes["llm.output_messages.0.message.content"] = output["content"]
+    for k, (call_id, name, arguments) in enumerate(output.get("tool_calls", ())):
+        prefix = f"llm.output_messages.0.message.tool_calls.{k}.tool_call"
+        attributes[f"{prefix}.id"] = call_id
+        attributes[f"{prefix}.function.name"] = name
+        attributes[f"{prefix}.function.arguments"] = arguments
+    return record(
+        f"5c0000000000000{number}",
+        "LiteLLMModel.generate",
+        attributes,
+        parent=f"5b0000000000000{number}",
+        start=start + 100,
+        end=start + 1_000,
+        scope=SMOL_SCOPE,
+    )
+
+
+def smol_tool(
+    span_id: str,
+    cls: str,
+    name: str,
+    bound: Mapping[str, Any],
+    *,
+    step: int,
+    start: int,
+    output: str | None = None,
+    parameters: str = "{}",
+) -> SpanRecord:
+    """A `Tool.__call__` span: named after the tool's class, `tool.name`, the bound call
+    as `input.value`, `output.value` only for string/number/object tools (`final_answer`
+    is typed "any", so it has none)."""
+    attributes: dict[str, Any] = {
+        "openinference.span.kind": "TOOL",
+        "tool.name": name,
+        "tool.parameters": parameters,
+        "input.value": json.dumps(bound),
+    }
+    if output is not None:
+        attributes["output.value"] = output
+        attributes["output.mime_type"] = "text/plain"
+    return record(
+        span_id,
+        cls,
+        attributes,
+        parent=f"5b0000000000000{step}",
+        start=start,
+        end=start + 500,
+        scope=SMOL_SCOPE,
+    )
+
+
+SUMMARY_REPLY = "Summary of changes:\n- pushed feature/login to origin"
+
+
+def test_smolagents_tool_calling_agent_answer_is_not_a_tool_call():
+    task = "Push feature/login."
+    system = ("system", "You are an expert assistant who can solve any task using tool calls.")
+    answer_call = ("call_Fa3kQ9wLm2Zx7Ty1", "final_answer", json.dumps({"answer": SUMMARY_REPLY}))
+    spans = [
+        smol_run("ToolCallingAgent.run", task, SUMMARY_REPLY),
+        smol_step(1, 2_000),
+        smol_llm(1, 2_000, [system, ("user", f"New task:\n{task}")], tool_calls=[answer_call]),
+        smol_tool(
+            "5d00000000000001",
+            "FinalAnswerTool",
+            "final_answer",
+            {"args": [], "sanitize_inputs_outputs": True, "kwargs": {"answer": SUMMARY_REPLY}},
+            step=1,
+            start=3_500,
+            parameters=FINAL_ANSWER_PARAMETERS,
+        ),
+    ]
+    turn, verdict = only_turn(spans)
+    assert turn.reply == SUMMARY_REPLY
+    assert [(c.name, c.answer) for c in turn.tool_calls] == [("final_answer", True)]
+    assert turn.executed_calls == ()
+    assert "summary_without_action" in verdict.kinds
+    assert "claim_without_tool" in verdict.kinds
+
+
+def test_smolagents_final_answer_result_is_not_evidence_for_the_reply():
+    # A final-answer tool typed "string" gets `output.value`: the answer echoed back.
+    reply = "I looked it up: the open incident is OPS-4417."
+    task = "Which incident is open?"
+    spans = [
+        smol_run("ToolCallingAgent.run", task, reply),
+        smol_step(1, 2_000),
+        smol_llm(
+            1,
+            2_000,
+            [("user", f"New task:\n{task}")],
+            tool_calls=[("call_Fa3kQ9wLm2Zx7Ty2", "final_answer", json.dumps({"answer": reply}))],
+        ),
+        smol_tool(
+            "5d00000000000002",
+            "FinalAnswerTool",
+            "final_answer",
+            {"args": [], "sanitize_inputs_outputs": True, "kwargs": {"answer": reply}},
+            step=1,
+            start=3_500,
+            output=reply,
+            parameters=FINAL_ANSWER_PARAMETERS,
+        ),
+    ]
+    turn, verdict = only_turn(spans)
+    assert turn.tool_results_text == ""
+    assert "fabricated_identifier" in verdict.kinds
+
+
+HTTPX_RESULTS = (
+    "## Search Results\n\n[httpx 0.28.1 - PyPI](https://pypi.org/project/httpx/0.28.1/)\n"
+    "Released: Dec 6, 2024"
+)
+HTTPX_ANSWER = "The latest httpx release is 0.28.1 (December 2024)."
+HTTPX_CODE = (
+    f'Thought: I have the release.\nCode:\n```py\nfinal_answer("{HTTPX_ANSWER}")\n```<end_code>'
+)
+
+
+def smolagents_code_agent(*, with_run_span: bool) -> list[SpanRecord]:
+    """A CodeAgent run: the model writes code; the tools it calls get TOOL spans without
+    call ids; the last code calls `final_answer` positionally."""
+    task = "What is the latest release of httpx?"
+    user = ("user", f"New task:\n{task}")
+    search_code = (
+        "Thought: I will search.\nCode:\n```py\n"
+        'print(web_search(query="httpx latest release"))\n```<end_code>'
+    )
+    spans = [
+        smol_step(1, 2_000),
+        smol_llm(1, 2_000, [user], content=search_code),
+        smol_tool(
+            "5d00000000000003",
+            "WebSearchTool",
+            "web_search",
+            {"args": [], "sanitize_inputs_outputs": False, "kwargs": {"query": "httpx latest"}},
+            step=1,
+            start=3_200,
+            output=HTTPX_RESULTS,
+            parameters=json.dumps({"query": {"type": "string", "description": "The query."}}),
+        ),
+        smol_step(2, 7_000),
+        smol_llm(
+            2,
+            7_000,
+            [
+                user,
+                ("assistant", search_code),
+                ("tool-call", "Calling tools:\n[{'id': 'call_1', 'type': 'function'}]"),
+                ("tool-response", f"Call id: call_1\nObservation:\n{HTTPX_RESULTS}"),
+            ],
+            content=HTTPX_CODE,
+        ),
+        smol_tool(
+            "5d00000000000004",
+            "FinalAnswerTool",
+            "final_answer",
+            {"args": [HTTPX_ANSWER], "sanitize_inputs_outputs": False, "kwargs": {}},
+            step=2,
+            start=8_200,
+            parameters=FINAL_ANSWER_PARAMETERS,
+        ),
+    ]
+    if with_run_span:
+        spans.insert(0, smol_run("CodeAgent.run", task, HTTPX_ANSWER))
+    return spans
+
+
+@pytest.mark.parametrize("with_run_span", [True, False], ids=["with-run-span", "steps-only"])
+def test_smolagents_code_agent_reply_is_the_answer_not_its_code(with_run_span):
+    turn, verdict = only_turn(smolagents_code_agent(with_run_span=with_run_span))
+    assert turn.reply == HTTPX_ANSWER
+    assert turn.steps[-1] == HTTPX_CODE
+    assert [(c.name, c.answer, dict(c.arguments)) for c in turn.tool_calls] == [
+        ("web_search", False, {"query": "httpx latest"}),
+        ("final_answer", True, {"answer": HTTPX_ANSWER}),
+    ]
+    assert verdict.outcome == "pass", verdict.findings
+
+
+def test_smolagents_tool_binding_is_read_as_the_arguments():
+    # openinference-instrumentation-smolagents: `input.value` is the bound
+    # Tool.__call__(*args, sanitize_inputs_outputs=..., **kwargs).
+    execution = tool_execution(
+        {
+            "openinference.span.kind": "TOOL",
+            "tool.name": "git_push",
+            "tool.parameters": json.dumps({"branch": {"type": "string"}}),
+            "input.value": json.dumps(
+                {"args": ["feature/login"], "sanitize_inputs_outputs": True, "kwargs": {}}
+            ),
+            "output.value": "pushed 3 commits",
+        },
+        name="GitPushTool",
+    )
+    assert json.loads(execution.arguments) == {"branch": "feature/login"}
+
+
+def test_pydantic_ai_output_tool_whose_arguments_are_the_reply_is_the_answer():
+    # Pydantic AI (Logfire's GenAI spans): the run span `{agent} run` carries the output
+    # as `final_result`; the model delivered it through the output tool `final_result`
+    # (listed in `model_request_parameters.output_tools`), whose arguments are the reply.
+    verdict_args = {"incident": "OPS-4417", "state": "open"}
+    output_tool = {
+        "name": "final_result",
+        "parameters_json_schema": {
+            "type": "object",
+            "properties": {"incident": {"type": "string"}, "state": {"type": "string"}},
+        },
+    }
+    ask = {"role": "user", "parts": [{"type": "text", "content": "Which incident is open?"}]}
+    spans = [
+        record(
+            "6a00000000000001",
+            "triage_agent run",
+            {
+                "model_name": "gpt-4o-mini",
+                "agent_name": "triage_agent",
+                "gen_ai.agent.name": "triage_agent",
+                "logfire.msg": "triage_agent run",
+                "final_result": json.dumps(verdict_args),
+            },
+            start=1_000,
+            end=5_000,
+        ),
+        record(
+            "6a00000000000002",
+            "chat gpt-4o-mini",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.system": "openai",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "model_request_parameters": json.dumps(
+                    {"function_tools": [], "output_mode": "tool", "output_tools": [output_tool]}
+                ),
+                "gen_ai.input.messages": json.dumps([ask]),
+                "gen_ai.output.messages": json.dumps(
+                    [
+                        {
+                            "role": "assistant",
+                            "parts": [
+                                {
+                                    "type": "tool_call",
+                                    "id": "call_ZuzwalMMtvv9BC6xlVe3fiBP",
+                                    "name": "final_result",
+                                    "arguments": verdict_args,
+                                }
+                            ],
+                            "finish_reason": "tool_call",
+                        }
+                    ]
+                ),
+            },
+            parent="6a00000000000001",
+            start=2_000,
+            end=4_000,
+        ),
+    ]
+    turn, verdict = only_turn(spans)
+    assert json.loads(turn.reply) == verdict_args
+    assert [(c.name, c.answer) for c in turn.tool_calls] == [("final_result", True)]
+    # Its input is the reply, judged as the reply: no argument finding on top.
+    assert "fabricated_identifier" in verdict.kinds
+    assert "ungrounded_tool_argument" not in verdict.kinds
