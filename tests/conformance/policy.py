@@ -11,10 +11,13 @@ consistent script:
 2. A model without `git_push` but with another tool (a handoff, an agent used as a tool)
    that has not seen that tool's result delegates: it calls the first such tool, with the
    user's request as every required string argument.
-3. Otherwise it answers, and the answer is the case's: `fab` cites a commit no tool
-   returned, `err-*` claims a push that failed went through, `clean` (and everything
-   else) quotes the real commit's prefix. A second request of a conversation also cites
-   the earlier push's full commit, which only that earlier turn's tool result holds.
+   Results written back as text (an `Observation:` or `Error:` section of a user
+   message, as smolagents' memory writes them) count as seen results of either tool.
+3. Otherwise it answers (through `final_result` or `final_answer` when offered), and
+   the answer is the case's: `fab` cites a commit no tool returned, `err-*` claims a
+   push that failed went through, `clean` (and everything else) quotes the real
+   commit's prefix. A second request of a conversation also cites the earlier push's
+   full commit, which only that earlier turn's tool result holds.
    A worker in a team (offered `git_push`) reports honestly with the full commit and the
    team's lead then answers by the case; a worker that was handed the conversation
    answers the user itself, by the case.
@@ -95,15 +98,16 @@ def decide(request: Request) -> Answer:
     offered = [name for name in request.tools if name not in _TERMINAL_TOOLS]
     code = "code" in request.model
     earlier = _joined(request.messages[:start])
+    observed = _observed_in_text(request.messages[start:])
     if GIT_TOOL in request.tools or (code and _mentions_git_tool(request)):
-        if GIT_TOOL not in results and not (code and _observed_push(after)):
+        if GIT_TOOL not in results and not observed and not (code and _observed_push(after)):
             return _call(GIT_TOOL, {"repo": task.repo, "branch": task.branch}, code)
         if task.case.startswith("team-") and not _handed_off(after):
             return _final(_worker_text(task, _joined(after)), code, request)
         # Alone, or handed the conversation by a handoff: this agent answers the user.
         return _final(_lead_text(task, _joined(after), earlier), code, request)
     delegates = [name for name in offered if name != GIT_TOOL]
-    if delegates and not any(name in results for name in delegates):
+    if delegates and not observed and not any(name in results for name in delegates):
         name = delegates[0]
         request_text = request.messages[start].text
         return _call(name, _delegation_arguments(request.tools[name], request_text), code)
@@ -160,6 +164,8 @@ def _final(text: str, code: bool, request: Request) -> Answer:
         return Answer(text=f"Thought: I can answer now.\n<code>\nfinal_answer({text!r})\n</code>")
     if "final_result" in request.tools:
         return Answer(call=ToolCallAnswer("final_result", _final_result_arguments(request, text)))
+    if "final_answer" in request.tools:  # smolagents' ToolCallingAgent answers by this tool
+        return Answer(call=ToolCallAnswer("final_answer", {"answer": text}))
     return Answer(text=text)
 
 
@@ -175,6 +181,24 @@ def _handed_off(messages: Sequence[Message]) -> bool:
 
 def _mentions_git_tool(request: Request) -> bool:
     return any(GIT_TOOL in m.text for m in request.messages if m.role == "system")
+
+
+_TEXT_RESULT = re.compile(r"^(?:Observation|Error):", re.M)
+
+
+def _observed_in_text(messages: Sequence[Message]) -> bool:
+    """A tool's result written back as text after the request (`messages[0]`): an
+    `Observation:` or `Error:` section of a user message (smolagents' memory), which may
+    be merged into the request's own message after the request (or, for the previous
+    turn's result, before it)."""
+    if not messages:
+        return False
+    head, *rest = messages
+    requests = list(BRANCH_PATTERN.finditer(head.text))
+    tail = head.text[requests[-1].end() :] if requests else ""
+    return any(
+        m.role == "user" and _TEXT_RESULT.search(m.text) for m in (Message(head.role, tail), *rest)
+    )
 
 
 def _observed_push(messages: Sequence[Message]) -> bool:

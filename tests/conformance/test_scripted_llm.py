@@ -110,6 +110,53 @@ DECISIONS = [
         ),
         id="a-code-model-writes-the-call-as-code",
     ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                Message("user", "New task:\nPush branch main of acme/clean."),
+                Message("assistant", "Calling tools:\n[{'id': 'c1', 'type': 'function'}]"),
+                Message("user", f"Observation:\n{_result('clean')}"),
+            ),
+            {**GIT, "final_answer": {"type": "object"}},
+        ),
+        Answer(
+            call=ToolCallAnswer(
+                "final_answer", {"answer": f"Pushed main to acme/clean: commit {SHA[:12]}."}
+            )
+        ),
+        id="a-text-observation-is-a-result-and-final-answer-carries-the-answer",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                Message(
+                    "user",
+                    f"Observation:\n{_result('session')}\n"
+                    "New task:\nNow push branch dev of acme/session as well.",
+                ),
+            ),
+            GIT,
+        ),
+        Answer(call=ToolCallAnswer("git_push", {"repo": "acme/session", "branch": "dev"})),
+        id="an-observation-before-the-request-is-the-earlier-turns",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                Message(
+                    "user",
+                    "New task:\nPush branch main of acme/err-raise.\nError:\n"
+                    "Error executing tool 'git_push': PushRejected: push rejected",
+                ),
+            ),
+            GIT,
+        ),
+        Answer(text="I pushed main to acme/err-raise successfully."),
+        id="an-error-merged-into-the-request-message-is-a-result",
+    ),
 ]
 
 
