@@ -44,6 +44,8 @@ class TurnSpans:
 
     `steps` and `tools` may come in any order (they are ordered by time here).
     `trace_id` is the trace of the turn's first step (the agent's without steps).
+    `inner_agents` are the agent spans inside `agent`'s subtree (sub-agents, or the agents
+    a run span wraps), in any order.
     """
 
     steps: tuple[LlmStep, ...] = ()
@@ -52,6 +54,7 @@ class TurnSpans:
     tenant: str = "default"
     trace_id: str = ""
     service: str = ""
+    inner_agents: tuple[AgentInvocation, ...] = ()
 
 
 # --- which calls form a turn -----------------------------------------------------------
@@ -277,16 +280,36 @@ def build_turn(spans: TurnSpans) -> Turn:
         turn,
         tool_calls=with_answer_calls(calls, turn.reply, len(turn.steps) - 1),
         history_tool_calls=with_answer_calls(turn.history_tool_calls, "", -1),
-        tools=_tools(final, ordered, agent),
+        tools=_tools(final, ordered, thread, agent),
         model=_first(s.model for s in (final, *reversed(ordered)) if s is not None)
         or (agent.model if agent is not None else ""),
         provider=_first(s.provider for s in (final, *reversed(ordered)) if s is not None),
         tenant=spans.tenant,
         trace_id=spans.trace_id,
         service=spans.service,
-        agent=(agent.agent_name if agent is not None else "")
+        agent=_agent_name(agent, spans.inner_agents, final)
         or _first(s.agent_name for s in reversed(ordered)),
     )
+
+
+def _agent_name(
+    agent: AgentInvocation | None, inner: Sequence[AgentInvocation], final: LlmStep | None
+) -> str:
+    """The turn's agent: the name of its agent span. When that span only wraps the run (a
+    workflow or trace span, named for the run), the agent span inside it that was running
+    at the final step names the turn, else the last that started, else the wrapper."""
+    if agent is None or not agent.wrapper:
+        return agent.agent_name if agent is not None else ""
+    named = sorted(
+        (a for a in inner if a.agent_name and not a.wrapper),
+        key=lambda a: a.start_time_unix_nano,
+    )
+    at = final.start_time_unix_nano if final is not None else 0
+    running = [
+        a for a in named if at and a.start_time_unix_nano <= at <= (a.end_time_unix_nano or at)
+    ]
+    chosen = (running or named)[-1:]
+    return chosen[0].agent_name if chosen else agent.agent_name
 
 
 def _agent_reply(agent: AgentInvocation | None, thread: Sequence[LlmStep]) -> str:
@@ -519,12 +542,25 @@ def _requesting_step(execution: ToolExecution, thread: Sequence[LlmStep], reply_
 
 
 def _tools(
-    final: LlmStep | None, ordered: Sequence[LlmStep], agent: AgentInvocation | None
+    final: LlmStep | None,
+    ordered: Sequence[LlmStep],
+    thread: Sequence[LlmStep],
+    agent: AgentInvocation | None,
 ) -> tuple[ToolDefinition, ...] | None:
-    for step in (final, *reversed(ordered)):
-        if step is not None and step.tools is not None:
-            return step.tools
-    return agent.tools if agent is not None else None
+    """The tools offered in the turn: the latest offer of its own conversation, plus what
+    its side calls (a sub-agent run as a tool) were offered, since their calls count as
+    the turn's calls too."""
+    own = next(
+        (s.tools for s in (final, *reversed(ordered)) if s is not None and s.tools is not None),
+        agent.tools if agent is not None else None,
+    )
+    main = {id(s) for s in thread}
+    side = [s.tools for s in ordered if id(s) not in main and s.tools is not None]
+    if own is None or not side:
+        return own
+    merged = {t.name: t for offer in side for t in offer}
+    merged.update((t.name, t) for t in own)
+    return tuple(merged.values())
 
 
 def _first(values: Iterable[str]) -> str:

@@ -1,0 +1,223 @@
+"""LangChain and LangGraph agents as their instrumentations really record them.
+
+The attributes are literal from runs of LangChain 1.5 (`create_agent`) and LangGraph 1.2
+(`create_react_agent`) with `openinference-instrumentation-langchain` 0.1.80 and
+`opentelemetry-instrumentation-langchain` 0.62.4 (trimmed to the attributes the reading
+uses), read through the real normalizer, a `TurnAssembler` and the default validators.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from factledger.processors.spans import SpanRecord
+
+from .test_framework_shapes import only_turn, record
+
+GIT_SCHEMA = json.dumps(
+    {
+        "type": "function",
+        "function": {
+            "name": "git_push",
+            "description": "Push `branch` of the repository `repo` (owner/name) to its remote.",
+            "parameters": {
+                "properties": {"repo": {"type": "string"}, "branch": {"type": "string"}},
+                "required": ["repo", "branch"],
+                "type": "object",
+            },
+        },
+    }
+)
+ENGINEER_SCHEMA = json.dumps(
+    {
+        "type": "function",
+        "function": {
+            "name": "release_engineer",
+            "description": "Ask the release engineer, who can push branches, to carry out "
+            "`request`.",
+            "parameters": {
+                "properties": {"request": {"type": "string"}},
+                "required": ["request"],
+                "type": "object",
+            },
+        },
+    }
+)
+USER = "Push branch main of acme/team-clean."
+COMMIT = "a523f6f6ebb28186c7ebef5466b89d08b6770c63"
+PUSHED = json.dumps({"ok": True, "repo": "acme/team-clean", "branch": "main", "commit": COMMIT})
+WORKER_REPORT = f"Pushed main to acme/team-clean: commit {COMMIT}."
+
+
+def _llm(
+    span_id: str,
+    parent: str,
+    start: int,
+    system: str,
+    schema: str,
+    history: dict[str, Any],
+    output: dict[str, Any],
+) -> SpanRecord:
+    attributes = {
+        "openinference.span.kind": "LLM",
+        "llm.model_name": "fake-gpt",
+        "llm.provider": "openai",
+        "llm.system": "openai",
+        "session.id": "team-clean",
+        "llm.tools.0.tool.json_schema": schema,
+        "llm.input_messages.0.message.role": "system",
+        "llm.input_messages.0.message.content": system,
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.1.message.content": USER,
+        **history,
+        **output,
+    }
+    return record(span_id, "ChatOpenAI", attributes, parent=parent, start=start, end=start + 90)
+
+
+def _calls(prefix: str, call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {
+        f"{prefix}.message.role": "assistant",
+        f"{prefix}.message.tool_calls.0.tool_call.id": call_id,
+        f"{prefix}.message.tool_calls.0.tool_call.function.name": name,
+        f"{prefix}.message.tool_calls.0.tool_call.function.arguments": arguments,
+    }
+
+
+def _answered(call_id: str, name: str, arguments: str, result: str) -> dict[str, Any]:
+    return {
+        **_calls("llm.input_messages.2", call_id, name, arguments),
+        "llm.input_messages.3.message.role": "tool",
+        "llm.input_messages.3.message.content": result,
+        "llm.input_messages.3.message.tool_call_id": call_id,
+        "llm.input_messages.3.message.name": name,
+    }
+
+
+def _tool_message(content: str, name: str, call_id: str) -> str:
+    data: dict[str, Any] = {
+        "content": content,
+        "additional_kwargs": {},
+        "response_metadata": {},
+        "type": "tool",
+        "name": name,
+        "id": None,
+        "tool_call_id": call_id,
+        "artifact": None,
+        "status": "success",
+    }
+    return json.dumps({"type": "tool", "data": data})
+
+
+def sub_agent_as_tool(worker_schema: str = GIT_SCHEMA) -> list[SpanRecord]:
+    """create_agent's `release_lead` calling the `release_engineer` agent through a tool:
+    the worker's model calls and push run inside the lead's tool span, in one trace."""
+    lead_system = "You lead releases. Ask the release engineer to do any push."
+    worker_system = "You are a release engineer. Use git_push to push branches."
+    push_arguments = '{"repo": "acme/team-clean", "branch": "main"}'
+    delegate_arguments = json.dumps({"request": USER})
+    return [
+        record(
+            "3f8c8fb30f4979c6",
+            "release_lead",
+            {
+                "openinference.span.kind": "CHAIN",
+                "session.id": "team-clean",
+                "input.value": json.dumps({"messages": [{"role": "user", "content": USER}]}),
+                "input.mime_type": "application/json",
+            },
+            start=0,
+            end=1_000,
+        ),
+        _llm(
+            "0949a4004771b45c",
+            "3f8c8fb30f4979c6",
+            10,
+            lead_system,
+            ENGINEER_SCHEMA,
+            {},
+            _calls(
+                "llm.output_messages.0", "call_00000007", "release_engineer", delegate_arguments
+            ),
+        ),
+        record(
+            "3190470001819252",
+            "release_engineer",
+            {
+                "openinference.span.kind": "TOOL",
+                "tool.name": "release_engineer",
+                "input.value": USER,
+                "output.value": _tool_message(WORKER_REPORT, "release_engineer", "call_00000007"),
+                "output.mime_type": "application/json",
+            },
+            parent="3f8c8fb30f4979c6",
+            start=200,
+            end=700,
+        ),
+        _llm(
+            "479e2f4becef14ac",
+            "3190470001819252",
+            210,
+            worker_system,
+            worker_schema,
+            {},
+            _calls("llm.output_messages.0", "call_00000009", "git_push", push_arguments),
+        ),
+        record(
+            "d6b2173b8d145f75",
+            "git_push",
+            {
+                "openinference.span.kind": "TOOL",
+                "tool.name": "git_push",
+                "input.value": push_arguments,
+                "input.mime_type": "application/json",
+                "output.value": _tool_message(PUSHED, "git_push", "call_00000009"),
+                "output.mime_type": "application/json",
+            },
+            parent="3190470001819252",
+            start=400,
+            end=410,
+        ),
+        _llm(
+            "5d3a74b753634e93",
+            "3190470001819252",
+            500,
+            worker_system,
+            worker_schema,
+            _answered("call_00000009", "git_push", push_arguments, PUSHED),
+            {
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": WORKER_REPORT,
+            },
+        ),
+        _llm(
+            "a57dfcbb5e401d42",
+            "3f8c8fb30f4979c6",
+            800,
+            lead_system,
+            ENGINEER_SCHEMA,
+            _answered("call_00000007", "release_engineer", delegate_arguments, WORKER_REPORT),
+            {
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "Pushed main to acme/team-clean: "
+                "commit a523f6f6ebb2.",
+            },
+        ),
+    ]
+
+
+def test_sub_agent_push_was_offered_to_the_sub_agent_and_is_evidence_for_the_lead():
+    turn, verdict = only_turn(sub_agent_as_tool())
+    assert turn.agent == "release_lead"
+    assert turn.reply == "Pushed main to acme/team-clean: commit a523f6f6ebb2."
+    pushes = [c for c in turn.tool_calls if c.name == "git_push"]
+    assert len(pushes) == 1 and COMMIT in (pushes[0].result or "") and not pushes[0].error
+    assert {t.name for t in turn.tools or ()} == {"release_engineer", "git_push"}
+    assert verdict.outcome == "pass" and not verdict.findings, verdict.findings
+
+
+def test_a_tool_no_call_of_the_turn_was_offered_is_still_unregistered():
+    other = GIT_SCHEMA.replace('"git_push"', '"git_fetch"')
+    _, verdict = only_turn(sub_agent_as_tool(worker_schema=other))
+    assert "unregistered_tool_call" in verdict.kinds
