@@ -210,11 +210,12 @@ EXPECTED: dict[str, Expected] = {
         steps=("",),
         tools=("get_weather",),
     ),
-    # The tool span has no call id: matched to the model's call by name.
+    # The tool span has no call id: matched to the model's call by name. The turn's agent
+    # is the agent span's ("Hello world"), not the SDK trace's span around it.
     "openai-agents-2025-09-30.trace.json": Expected(
         turns=((TOKYO_ASK, AGENTS_REPLY),),
         model="gpt-4.1-2025-04-14",
-        agent="Agent workflow",
+        agent="Hello world",
         calls=(
             Call("get_weather", AGENTS_CALL, {"city": "Tokyo"}, "The weather in Tokyo is sunny."),
         ),

@@ -513,6 +513,9 @@ class TurnAssembler:
             tenant=group.tenant,
             trace_id=first.trace_id if first is not None else "",
             service=service,
+            inner_agents=tuple(
+                m.value for m in owned if m is not agent and isinstance(m.value, AgentInvocation)
+            ),
         )
         return _Part(spans, tuple(owned))
 

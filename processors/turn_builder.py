@@ -44,6 +44,8 @@ class TurnSpans:
 
     `steps` and `tools` may come in any order (they are ordered by time here).
     `trace_id` is the trace of the turn's first step (the agent's without steps).
+    `inner_agents` are the agent spans inside `agent`'s subtree (sub-agents, or the agents
+    a run span wraps), in any order.
     """
 
     steps: tuple[LlmStep, ...] = ()
@@ -52,6 +54,7 @@ class TurnSpans:
     tenant: str = "default"
     trace_id: str = ""
     service: str = ""
+    inner_agents: tuple[AgentInvocation, ...] = ()
 
 
 # --- which calls form a turn -----------------------------------------------------------
@@ -284,9 +287,29 @@ def build_turn(spans: TurnSpans) -> Turn:
         tenant=spans.tenant,
         trace_id=spans.trace_id,
         service=spans.service,
-        agent=(agent.agent_name if agent is not None else "")
+        agent=_agent_name(agent, spans.inner_agents, final)
         or _first(s.agent_name for s in reversed(ordered)),
     )
+
+
+def _agent_name(
+    agent: AgentInvocation | None, inner: Sequence[AgentInvocation], final: LlmStep | None
+) -> str:
+    """The turn's agent: the name of its agent span. When that span only wraps the run (a
+    workflow or trace span, named for the run), the agent span inside it that was running
+    at the final step names the turn, else the last that started, else the wrapper."""
+    if agent is None or not agent.wrapper:
+        return agent.agent_name if agent is not None else ""
+    named = sorted(
+        (a for a in inner if a.agent_name and not a.wrapper),
+        key=lambda a: a.start_time_unix_nano,
+    )
+    at = final.start_time_unix_nano if final is not None else 0
+    running = [
+        a for a in named if at and a.start_time_unix_nano <= at <= (a.end_time_unix_nano or at)
+    ]
+    chosen = (running or named)[-1:]
+    return chosen[0].agent_name if chosen else agent.agent_name
 
 
 def _agent_reply(agent: AgentInvocation | None, thread: Sequence[LlmStep]) -> str:

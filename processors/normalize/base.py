@@ -81,6 +81,10 @@ class AgentInvocation:
     start_time_unix_nano: int = 0
     end_time_unix_nano: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
+    wrapper: bool = False
+    """The span wraps a run rather than being an agent's own (the OpenAI Agents SDK's trace
+    span, a Traceloop workflow, LangGraph's graph under its default name): its name is the
+    run's, and an agent span inside it names the turn's agent."""
 
 
 NormalizedSpan = LlmStep | ToolExecution | AgentInvocation

@@ -12,7 +12,11 @@
   smolagents instrumentation writes a tool's bound call as `input.value`
   (`{"args": [...], "sanitize_inputs_outputs": ..., "kwargs": {...}}`): the kwargs, with
   positional values named after the tool's inputs (`tool.parameters`), are the arguments.
-- AGENT, and a CHAIN that is a trace's root: an agent run named by `agent.name` or the span.
+- AGENT, and a CHAIN that is a trace's root: an agent run named by `agent.name` or the span
+  (a smolagents run span, `{Agent class}.run`, by the class). Spans that only wrap a run
+  (`AgentInvocation.wrapper`): the OpenAI Agents instrumentation's trace span (AGENT,
+  without the `graph.node.id` its agent spans carry; "Agent workflow" unless the trace
+  was named), and a root named after a framework's default ("LangGraph").
 
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
 nothing about a turn and normalize to None. `session.id` is the conversation id.
@@ -178,13 +182,19 @@ def _bound_call_arguments(value: Any, parameters: Any) -> Any:
     return {**dict(zip(names, args, strict=False)), **kwargs}
 
 
+OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+_DEFAULT_RUN_NAMES = frozenset({"Agent workflow", "LangGraph"})
+"""Root span names that name a framework's run, not an agent: the OpenAI Agents SDK's
+default trace name and LangGraph's default graph name."""
+
+
 def _agent(span: SpanRecord) -> AgentInvocation:
     attributes = span.attributes
     raw_input = attributes.get("input.value")
     raw_output = attributes.get("output.value")
     return AgentInvocation(
         span_id=span.span_id,
-        agent_name=string(attributes, "agent.name") or span.name,
+        agent_name=string(attributes, "agent.name") or _agent_span_name(span),
         conversation_id=conversation_id(attributes),
         model=string(attributes, "llm.model_name"),
         input_text="" if raw_input is None else request_text(raw_input),
@@ -192,4 +202,18 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         tools=_tools(attributes),
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
+        wrapper=_wraps_run(span),
     )
+
+
+def _agent_span_name(span: SpanRecord) -> str:
+    # openinference-instrumentation-smolagents names the run span `{Agent class}.run`.
+    if "smolagents.max_steps" in span.attributes and span.name.endswith(".run"):
+        return span.name[: -len(".run")]
+    return span.name
+
+
+def _wraps_run(span: SpanRecord) -> bool:
+    if span.scope_name == OPENAI_AGENTS_SCOPE and "graph.node.id" not in span.attributes:
+        return True  # the SDK trace's span; each agent's own span has its graph node
+    return not span.parent_span_id and span.name in _DEFAULT_RUN_NAMES

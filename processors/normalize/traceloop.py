@@ -8,7 +8,9 @@ result, `"status": "error"` the failure, `tool_call_id` the call id).
 
 - `workflow`, `agent`: an agent run named by `traceloop.entity.name` (an agent: else
   `gen_ai.agent.name`; a workflow: else `traceloop.workflow.name`), else the span name
-  without its `.workflow` / `.agent` suffix.
+  without its `.workflow` / `.agent` suffix. A workflow wraps a run
+  (`AgentInvocation.wrapper`): an agent span inside it names the turn's agent (the OpenAI
+  Agents SDK instrumentation's root is a workflow called "Agent Workflow").
 - `tool`: a tool execution.
 - `task` and anything else: None.
 
@@ -82,6 +84,7 @@ def _agent(span: SpanRecord, kind: str) -> AgentInvocation:
         extra={"workflow": string(attributes, "traceloop.workflow.name")}
         if kind == "agent" and string(attributes, "traceloop.workflow.name")
         else {},
+        wrapper=kind == "workflow",
     )
 
 

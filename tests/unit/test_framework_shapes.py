@@ -888,3 +888,152 @@ def test_pydantic_ai_output_tool_whose_arguments_are_the_reply_is_the_answer():
     # Its input is the reply, judged as the reply: no argument finding on top.
     assert "fabricated_identifier" in verdict.kinds
     assert "ungrounded_tool_argument" not in verdict.kinds
+
+
+# --- 5. The agent's own name, not the run's ---------------------------------------------------
+
+OI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+
+
+def openinference_openai_agents(*agents: str) -> list[SpanRecord]:
+    """openinference-instrumentation-openai-agents: the SDK trace becomes a root AGENT span
+    named after the trace ("Agent workflow" by default) with nothing but its kind; each
+    agent run an AGENT span named after the agent with `graph.node.id`; each model call an
+    LLM span under its agent. Several agents: hand-offs, the last one answers."""
+    spans = [
+        record(
+            "7a00000000000001",
+            "Agent workflow",
+            {"openinference.span.kind": "AGENT"},
+            start=1_000,
+            end=10_000 * (len(agents) + 1),
+            scope=OI_AGENTS_SCOPE,
+        )
+    ]
+    for i, name in enumerate(agents, start=1):
+        last = i == len(agents)
+        output: dict[str, Any] = (
+            {
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.contents.0.message_content.type": "text",
+                "llm.output_messages.0.message.contents.0.message_content.text": "It is sunny.",
+            }
+            if last
+            else {
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": f"call_handoff0000{i}",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": (
+                    "transfer_to_" + agents[i].lower().replace(" ", "_")
+                ),
+            }
+        )
+        spans.append(
+            record(
+                f"7b0000000000000{i}",
+                name,
+                {"openinference.span.kind": "AGENT", "llm.system": "openai", "graph.node.id": name},
+                parent="7a00000000000001",
+                start=10_000 * i,
+                end=10_000 * i + 9_000,
+                scope=OI_AGENTS_SCOPE,
+            )
+        )
+        spans.append(
+            record(
+                f"7c0000000000000{i}",
+                "response",
+                {
+                    "openinference.span.kind": "LLM",
+                    "llm.system": "openai",
+                    "llm.model_name": "gpt-4.1-2025-04-14",
+                    "llm.input_messages.0.message.role": "user",
+                    "llm.input_messages.0.message.content": "Weather in Tokyo?",
+                    **output,
+                },
+                parent=f"7b0000000000000{i}",
+                start=10_000 * i + 1_000,
+                end=10_000 * i + 8_000,
+                scope=OI_AGENTS_SCOPE,
+            )
+        )
+    return spans
+
+
+def openinference_langgraph_nodes() -> list[SpanRecord]:
+    """openinference-instrumentation-langchain on a `create_react_agent` graph: the root
+    CHAIN is the graph, named "LangGraph" unless named; its "agent" node runs are AGENT
+    spans (the instrumentation makes any run with "agent" in its name one)."""
+    spans = openinference_langgraph("success")
+    return [
+        spans[0],
+        record(
+            "a1a1a1a1a1a1a1a1",
+            "agent",
+            {"openinference.span.kind": "AGENT", "input.value": "{}"},
+            parent="a0c1e5f7b9d2e4f6",
+            start=1_500,
+            end=3_500,
+        ),
+        replace_parent(spans[1], "a1a1a1a1a1a1a1a1"),
+        spans[2],
+        record(
+            "a2a2a2a2a2a2a2a2",
+            "agent",
+            {"openinference.span.kind": "AGENT", "input.value": "{}"},
+            parent="a0c1e5f7b9d2e4f6",
+            start=5_500,
+            end=8_500,
+        ),
+        replace_parent(spans[3], "a2a2a2a2a2a2a2a2"),
+    ]
+
+
+def replace_parent(span: SpanRecord, parent: str) -> SpanRecord:
+    return SpanRecord(
+        trace_id=span.trace_id,
+        span_id=span.span_id,
+        name=span.name,
+        parent_span_id=parent,
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+        attributes=span.attributes,
+        scope_name=span.scope_name,
+    )
+
+
+@pytest.mark.parametrize(
+    ("spans", "agent"),
+    [
+        pytest.param(openinference_openai_agents("Weather agent"), "Weather agent", id="oi-agents"),
+        pytest.param(
+            openinference_openai_agents("Triage", "Weather agent"),
+            "Weather agent",
+            id="oi-agents-handoff-the-answering-agent",
+        ),
+        pytest.param(
+            openllmetry_openai_agents(tool_status=0), "Git assistant", id="openllmetry-agents"
+        ),
+        pytest.param(openinference_langgraph_nodes(), "agent", id="oi-langgraph-node"),
+        pytest.param(
+            smolagents_code_agent(with_run_span=True), "CodeAgent", id="smolagents-run-span"
+        ),
+    ],
+)
+def test_turn_agent_is_the_agents_own_name_not_the_runs(spans, agent):
+    turn, _ = only_turn(spans)
+    assert turn.agent == agent
+
+
+def test_a_named_graph_root_names_the_agent():
+    # The same LangGraph run with `create_react_agent(..., name="release_bot")`: the
+    # graph's root span carries the agent's name.
+    spans = openinference_langgraph_nodes()
+    spans[0] = record(
+        spans[0].span_id,
+        "release_bot",
+        spans[0].attributes,
+        start=spans[0].start_time_unix_nano,
+        end=spans[0].end_time_unix_nano,
+    )
+    turn, _ = only_turn(spans)
+    assert turn.agent == "release_bot"
