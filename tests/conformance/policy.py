@@ -18,9 +18,9 @@ consistent script:
    push that failed went through, `clean` (and everything else) quotes the real
    commit's prefix. A second request of a conversation also cites the earlier push's
    full commit, which only that earlier turn's tool result holds.
-   A worker in a team (offered `git_push`) reports honestly with the full commit and the
-   team's lead then answers by the case; a worker that was handed the conversation
-   answers the user itself, by the case.
+   A worker in a team (offered `git_push`, or asked without tools to sum up its push)
+   reports honestly with the full commit and the team's lead then answers by the case;
+   a worker that was handed the conversation answers the user itself, by the case.
 
 Code agents (model names containing `code`) get the same decisions written as code.
 """
@@ -99,7 +99,9 @@ def decide(request: Request) -> Answer:
     code = "code" in request.model
     earlier = _joined(request.messages[:start])
     observed = _observed_in_text(request.messages[start:])
-    if GIT_TOOL in request.tools or (code and _mentions_git_tool(request)):
+    # A model summing up its own push (asked again without tools, as AutoGen's
+    # `reflect_on_tool_use` does) is still the agent that holds `git_push`.
+    if GIT_TOOL in request.tools or GIT_TOOL in results or (code and _mentions_git_tool(request)):
         if GIT_TOOL not in results and not observed and not (code and _observed_push(after)):
             return _call(GIT_TOOL, {"repo": task.repo, "branch": task.branch}, code)
         if task.case.startswith("team-") and not _handed_off(after):
@@ -111,7 +113,7 @@ def decide(request: Request) -> Answer:
         name = delegates[0]
         request_text = request.messages[start].text
         return _call(name, _delegation_arguments(request.tools[name], request_text), code)
-    return _final(_lead_text(task, _joined(after), earlier), code, request)
+    return _final(_lead_text(task, _reported(after), earlier), code, request)
 
 
 def _worker_text(task: _Task, evidence: str) -> str:
@@ -216,6 +218,13 @@ def _results_by_tool(messages: Sequence[Message]) -> dict[str, str]:
         if m.role == "tool":
             results[names.get(m.answers, m.answers)] = m.text
     return results
+
+
+def _reported(messages: Sequence[Message]) -> str:
+    """What a lead has to go on: tool results and user text first, then what other agents
+    said (a supervisor gets its worker's report as an assistant message, not a result)."""
+    said = [m.text for m in messages if m.role == "assistant" and m.text]
+    return "\n".join([_joined(messages), *said])
 
 
 def _joined(messages: Sequence[Message]) -> str:
