@@ -22,7 +22,8 @@ consistent script:
    reports honestly with the full commit and the team's lead then answers by the case;
    a worker that was handed the conversation answers the user itself, by the case.
 
-Code agents (model names containing `code`) get the same decisions written as code.
+Code agents (model names containing `code`) get the same decisions written as code; the
+tools they are offered are the functions their system prompt declares.
 """
 
 from __future__ import annotations
@@ -95,13 +96,14 @@ def decide(request: Request) -> Answer:
         return Answer(text="I could not find a repository and branch to push.")
     after = request.messages[start + 1 :]
     results = _results_by_tool(after)
-    offered = [name for name in request.tools if name not in _TERMINAL_TOOLS]
     code = "code" in request.model
+    tools = request.tools or (_code_tools(request) if code else {})
+    offered = [name for name in tools if name not in _TERMINAL_TOOLS]
     earlier = _joined(request.messages[:start])
     observed = _observed_in_text(request.messages[start:])
     # A model summing up its own push (asked again without tools, as AutoGen's
     # `reflect_on_tool_use` does) is still the agent that holds `git_push`.
-    if GIT_TOOL in request.tools or GIT_TOOL in results or (code and _mentions_git_tool(request)):
+    if GIT_TOOL in tools or GIT_TOOL in results or (code and _mentions_git_tool(request)):
         if GIT_TOOL not in results and not observed and not (code and _observed_push(after)):
             return _call(GIT_TOOL, {"repo": task.repo, "branch": task.branch}, code)
         if task.case.startswith("team-") and not _handed_off(after):
@@ -112,7 +114,7 @@ def decide(request: Request) -> Answer:
     if delegates and not observed and not any(name in results for name in delegates):
         name = delegates[0]
         request_text = request.messages[start].text
-        return _call(name, _delegation_arguments(request.tools[name], request_text), code)
+        return _call(name, _delegation_arguments(tools[name], request_text), code)
     return _final(_lead_text(task, _reported(after), earlier), code, request)
 
 
@@ -179,6 +181,28 @@ def _final_result_arguments(request: Request, text: str) -> dict[str, Any]:
 def _handed_off(messages: Sequence[Message]) -> bool:
     """A handoff (a call to another tool) happened since the user's request."""
     return any(name != GIT_TOOL for m in messages for _, name in m.calls)
+
+
+_CODE_TOOL = re.compile(r"^\s*def (\w+)\(([^)]*)\)", re.M)
+
+
+def _code_tools(request: Request) -> dict[str, Mapping[str, Any]]:
+    """The tools a code model's system prompt declares as Python functions (smolagents'
+    CodeAgent lists its tools and team members as `def name(arg: type, ...) -> type:`),
+    each with its `str`/`string` arguments as required string parameters."""
+    tools: dict[str, Mapping[str, Any]] = {}
+    for message in request.messages:
+        if message.role != "system":
+            continue
+        for name, signature in _CODE_TOOL.findall(message.text):
+            strings = [
+                arg.split(":")[0].strip()
+                for arg in signature.split(",")
+                if arg.partition(":")[2].strip() in ("str", "string")
+            ]
+            properties = {arg: {"type": "string"} for arg in strings}
+            tools.setdefault(name, {"properties": properties, "required": strings})
+    return tools
 
 
 def _mentions_git_tool(request: Request) -> bool:

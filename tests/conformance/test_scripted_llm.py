@@ -25,6 +25,7 @@ DELEGATE = {
     }
 }
 SHA = commit_sha("acme/clean", "main")
+SHA_TEAM = commit_sha("acme/team-clean", "main")
 
 
 def _user(case: str, branch: str = "main") -> Message:
@@ -85,6 +86,22 @@ DECISIONS = [
             text=f"Pushed main to acme/team-clean: commit {commit_sha('acme/team-clean', 'main')}."
         ),
         id="a-team-worker-reports-the-full-commit",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                _user("team-clean"),
+                Message("assistant", calls=(("h1", "transfer_to_release_engineer"),)),
+                Message("tool", "Successfully transferred to release_engineer", answers="h1"),
+                Message("assistant", f"Pushed main to acme/team-clean: commit {SHA_TEAM[:12]}."),
+                Message("assistant", "Transferring back", calls=(("h2", "transfer_back"),)),
+                Message("tool", "Successfully transferred back to release_lead", answers="h2"),
+            ),
+            {"transfer_to_release_engineer": {"type": "object", "properties": {}}},
+        ),
+        Answer(text=f"Pushed main to acme/team-clean: commit {SHA_TEAM[:12]}."),
+        id="a-supervisor-quotes-its-workers-report-from-the-history",
     ),
     pytest.param(
         Request(
@@ -156,6 +173,24 @@ DECISIONS = [
         ),
         Answer(text="I pushed main to acme/err-raise successfully."),
         id="an-error-merged-into-the-request-message-is-a-result",
+    ),
+    pytest.param(
+        Request(
+            "fake-code",
+            (
+                Message(
+                    "system",
+                    "Team members:\n<code>\ndef release_engineer(task: str, "
+                    "additional_args: dict[str, Any]) -> str:\n</code>",
+                ),
+                _user("team-clean"),
+            ),
+        ),
+        Answer(
+            text="Thought: I will call release_engineer.\n<code>\nresult = release_engineer("
+            "task='Push branch main of acme/team-clean.')\nprint(result)\n</code>"
+        ),
+        id="a-code-lead-delegates-to-the-function-its-prompt-declares",
     ),
 ]
 
