@@ -17,7 +17,7 @@ from .kinds import KIND_INFO, Kind, Outcome, Severity
 from .text import lowered
 
 Role = Literal["system", "user", "assistant", "tool"]
-CallOrigin = Literal["structured", "prose"]
+CallOrigin = Literal["structured", "prose", "framework"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -60,6 +60,8 @@ class ToolCall:
     not captured). `error` is the explicit error mark of the source (span status ERROR,
     `is_error`); payload-level errors are recognised by `processors.outcomes`.
     `origin="prose"` marks a call the model only wrote out as text: it never ran.
+    `origin="framework"` marks a call the framework wrote into the history itself (no
+    model requested it, no tool ran it: langgraph-supervisor's hand-back to the lead).
     `answer` marks a call that delivered the reply (a terminal answer tool such as
     smolagents' `final_answer`, see `processors.answer_tools`): it is the reply, so it is
     neither evidence for it nor an action of the turn.

@@ -276,11 +276,12 @@ def build_turn(spans: TurnSpans) -> Turn:
     ordered = _by_time(spans.steps)
     calls = _calls_from_outputs(turn, ordered, thread)
     calls = _with_executions(calls, spans.tools, thread, len(turn.steps), anonymous)
+    calls = _framework_written(calls, spans.steps)
     return replace(
         turn,
         tool_calls=with_answer_calls(calls, turn.reply, len(turn.steps) - 1),
         history_tool_calls=with_answer_calls(turn.history_tool_calls, "", -1),
-        tools=_tools(final, ordered, thread, agent),
+        tools=_tools(final, ordered, agent),
         model=_first(s.model for s in (final, *reversed(ordered)) if s is not None)
         or (agent.model if agent is not None else ""),
         provider=_first(s.provider for s in (final, *reversed(ordered)) if s is not None),
@@ -518,6 +519,30 @@ def _with_executions(
     return sorted(out, key=lambda c: c.step)
 
 
+def _framework_written(calls: list[ToolCall], steps: Sequence[LlmStep]) -> list[ToolCall]:
+    """Mark the calls the framework wrote into the history itself (`origin="framework"`):
+    a call of the transcript to a tool no LLM call of the turn was offered, that no LLM
+    output of the turn requested (by id or by name) and no tool span ran, such as
+    langgraph-supervisor's hand-back to the lead. Only when every LLM call of the turn
+    recorded its output and its offered tools, so the call is not merely one whose
+    request went unrecorded."""
+    if not steps or any(not s.output_messages or s.tools is None for s in steps):
+        return calls
+    parts = [p for s in steps for m in s.output_messages for p in m.tool_calls]
+    ids = {p.call_id for p in parts if p.call_id}
+    names = {p.name for p in parts} | {t.name for s in steps for t in s.tools or ()}
+    return [
+        replace(c, origin="framework")
+        if c.origin == "structured"
+        and c.call_id
+        and c.span_id is None
+        and c.call_id not in ids
+        and c.name not in names
+        else c
+        for c in calls
+    ]
+
+
 def _enriched(call: ToolCall, execution: ToolExecution, made_up_id: bool) -> ToolCall:
     arguments, text = call.arguments, call.arguments_text
     if not arguments and not text and execution.arguments:
@@ -542,23 +567,19 @@ def _requesting_step(execution: ToolExecution, thread: Sequence[LlmStep], reply_
 
 
 def _tools(
-    final: LlmStep | None,
-    ordered: Sequence[LlmStep],
-    thread: Sequence[LlmStep],
-    agent: AgentInvocation | None,
+    final: LlmStep | None, ordered: Sequence[LlmStep], agent: AgentInvocation | None
 ) -> tuple[ToolDefinition, ...] | None:
-    """The tools offered in the turn: the latest offer of its own conversation, plus what
-    its side calls (a sub-agent run as a tool) were offered, since their calls count as
-    the turn's calls too."""
+    """The tools offered in the turn: the latest offer, plus what its other calls were
+    offered. A sub-agent run as a tool makes calls that count as the turn's own, and when
+    it is handed the request's very text its calls are not told apart from the turn's."""
     own = next(
         (s.tools for s in (final, *reversed(ordered)) if s is not None and s.tools is not None),
         agent.tools if agent is not None else None,
     )
-    main = {id(s) for s in thread}
-    side = [s.tools for s in ordered if id(s) not in main and s.tools is not None]
-    if own is None or not side:
+    others = [s.tools for s in ordered if s is not final and s.tools is not None]
+    if own is None or not others:
         return own
-    merged = {t.name: t for offer in side for t in offer}
+    merged = {t.name: t for offer in others for t in offer}
     merged.update((t.name, t) for t in own)
     return tuple(merged.values())
 

@@ -1,7 +1,8 @@
 """The calls themselves: phantom tools (class 4) and plan/call drift (class 4b).
 
 - `unregistered_tool_call`: the model requested a tool it was not offered, as a structured
-  call or written out as JSON text. Needs the offered tools; silent when they are unknown.
+  call or written out as JSON text. Needs the offered tools; silent when they are unknown,
+  and for a call the framework wrote into the history itself (`origin="framework"`).
 - `missing_tool_arguments`: a call lacks arguments its schema requires (or sends them
   empty), or the turn's own plan text named a value for a parameter the call then dropped
   (the model "knows" the file content in the plan and forgets it in `arguments`).
@@ -27,6 +28,8 @@ class ToolCallValidator:
         out: list[Finding] = []
         definitions = {t.name: t for t in turn.tools or ()}
         for call in turn.tool_calls:
+            if call.origin == "framework":  # no model asked for it
+                continue
             definition = resolve_tool(call.name, definitions)
             if definition is None:
                 if turn.tools is not None:

@@ -221,3 +221,206 @@ def test_a_tool_no_call_of_the_turn_was_offered_is_still_unregistered():
     other = GIT_SCHEMA.replace('"git_push"', '"git_fetch"')
     _, verdict = only_turn(sub_agent_as_tool(worker_schema=other))
     assert "unregistered_tool_call" in verdict.kinds
+
+
+# --- langgraph-supervisor, recorded by OpenLLMetry (GenAI message attributes) -----------
+
+HANDBACK_ID = "f141b986-7dad-47ae-a260-747fddc46569"
+"""langgraph-supervisor's own id for the hand-back call it writes into the history."""
+LEAD_SYSTEM = "You lead releases. Ask the release engineer to do any push."
+WORKER_SYSTEM = "You are a release engineer. Use git_push to push branches."
+LEAD_REPLY = "Pushed main to acme/team-clean: commit a523f6f6ebb2."
+WORKFLOW = "4db4637b2349817a"
+
+
+def _said(role: str, text: str) -> dict[str, Any]:
+    return {"role": role, "parts": [{"type": "text", "content": text}]}
+
+
+def _called(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    part = {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
+    return {"role": "assistant", "parts": [part]}
+
+
+def _answered_part(call_id: str, response: str) -> dict[str, Any]:
+    part = {"type": "tool_call_response", "id": call_id, "response": response}
+    return {"role": "tool", "parts": [part]}
+
+
+def _chat(
+    span_id: str,
+    start: int,
+    system: str,
+    tool: dict[str, Any],
+    inputs: list[dict[str, Any]],
+    output: dict[str, Any],
+) -> SpanRecord:
+    finish = "tool_call" if output["parts"][0]["type"] == "tool_call" else "stop"
+    attributes = {
+        "traceloop.workflow.name": "release_lead",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.tool.definitions": json.dumps([tool]),
+        "gen_ai.request.model": "fake-gpt",
+        "gen_ai.response.model": "fake-gpt",
+        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": system}]),
+        "gen_ai.input.messages": json.dumps([_said("user", USER), *inputs]),
+        "gen_ai.output.messages": json.dumps([{**output, "finish_reason": finish}]),
+    }
+    return record(
+        span_id, "ChatOpenAI.chat", attributes, parent=WORKFLOW, start=start, end=start + 90
+    )
+
+
+def supervisor_team() -> list[SpanRecord]:
+    """`create_supervisor([release_engineer], supervisor_name="release_lead")`: the lead
+    hands off, the worker pushes and answers, the supervisor writes a hand-back call into
+    the history and the lead answers. The worker is handed the request's very text."""
+    transfer = {
+        "name": "transfer_to_release_engineer",
+        "description": "Ask agent 'release_engineer' for help",
+        "parameters": {"properties": {}, "type": "object"},
+    }
+    git = json.loads(GIT_SCHEMA)["function"]
+    push = {"repo": "acme/team-clean", "branch": "main"}
+    handed = [
+        _called("call_00000001", "transfer_to_release_engineer", {}),
+        _answered_part("call_00000001", "Successfully transferred to release_engineer"),
+    ]
+    pushed = [_called("call_00000003", "git_push", push), _answered_part("call_00000003", PUSHED)]
+    back = {
+        "role": "assistant",
+        "parts": [
+            {"type": "text", "content": "Transferring back to release_lead"},
+            {
+                "type": "tool_call",
+                "id": HANDBACK_ID,
+                "name": "transfer_back_to_release_lead",
+                "arguments": {},
+            },
+        ],
+    }
+    tool_input = {
+        "input_str": "{'repo': 'acme/team-clean', 'branch': 'main'}",
+        "tags": ["seq:step:1"],
+        "metadata": {"thread_id": "team-clean", "ls_integration": "langgraph"},
+        "inputs": push,
+        "kwargs": {"color": "green", "name": None, "tool_call_id": "call_00000003"},
+    }
+    tool_output = {
+        "output": {
+            "lc": 1,
+            "type": "constructor",
+            "id": ["langchain", "schema", "messages", "ToolMessage"],
+            "kwargs": {
+                "content": PUSHED,
+                "type": "tool",
+                "name": "git_push",
+                "tool_call_id": "call_00000003",
+                "status": "success",
+            },
+        },
+        "kwargs": {"tags": ["seq:step:1"], "color": "green", "name": "git_push"},
+    }
+    return [
+        record(
+            WORKFLOW,
+            "release_lead.workflow",
+            {
+                "traceloop.workflow.name": "release_lead",
+                "traceloop.span.kind": "workflow",
+                "traceloop.entity.name": "release_lead",
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "release_lead",
+                "traceloop.entity.input": json.dumps(
+                    {
+                        "inputs": {"messages": [{"role": "user", "content": USER}]},
+                        "tags": [],
+                        "metadata": {"thread_id": "team-clean", "ls_integration": "langgraph"},
+                        "kwargs": {"name": "release_lead"},
+                    }
+                ),
+            },
+            start=0,
+            end=1_000,
+        ),
+        _chat(
+            "84e727dcc7c7c266",
+            10,
+            LEAD_SYSTEM,
+            transfer,
+            [],
+            _called("call_00000001", "transfer_to_release_engineer", {}),
+        ),
+        _chat(
+            "604d209d5c8e00a0",
+            200,
+            WORKER_SYSTEM,
+            git,
+            handed,
+            _called("call_00000003", "git_push", push),
+        ),
+        record(
+            "065a1de995ba60af",
+            "execute_tool git_push",
+            {
+                "traceloop.workflow.name": "release_lead",
+                "traceloop.span.kind": "tool",
+                "traceloop.entity.name": "git_push",
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "git_push",
+                "traceloop.entity.input": json.dumps(tool_input),
+                "traceloop.entity.output": json.dumps(tool_output),
+            },
+            parent=WORKFLOW,
+            start=300,
+            end=310,
+        ),
+        _chat(
+            "c3883e66aafb9e6b",
+            400,
+            WORKER_SYSTEM,
+            git,
+            [*handed, *pushed],
+            _said("assistant", LEAD_REPLY),
+        ),
+        _chat(
+            "be4d1dde2b82beb8",
+            600,
+            LEAD_SYSTEM,
+            transfer,
+            [
+                *handed,
+                _said("assistant", LEAD_REPLY),
+                back,
+                _answered_part(HANDBACK_ID, "Successfully transferred back to release_lead"),
+            ],
+            _said("assistant", LEAD_REPLY),
+        ),
+    ]
+
+
+def test_supervisor_hand_back_is_the_frameworks_call_and_the_workers_push_is_evidence():
+    turn, verdict = only_turn(supervisor_team())
+    assert turn.agent == "release_lead"
+    assert turn.reply == LEAD_REPLY
+    by_name = {c.name: c for c in turn.tool_calls}
+    assert by_name["transfer_back_to_release_lead"].origin == "framework"
+    assert by_name["transfer_to_release_engineer"].origin == "structured"
+    push = by_name["git_push"]
+    assert push.origin == "structured" and COMMIT in (push.result or "") and not push.error
+    assert verdict.outcome == "pass" and not verdict.findings, verdict.findings
+
+
+def test_a_call_a_recorded_output_requested_is_never_the_frameworks():
+    spans = supervisor_team()
+    lead_first = spans[1]
+    attributes = dict(lead_first.attributes)
+    output = _called(HANDBACK_ID, "transfer_back_to_release_lead", {})
+    attributes["gen_ai.output.messages"] = json.dumps([{**output, "finish_reason": "tool_call"}])
+    spans[1] = record(
+        lead_first.span_id, lead_first.name, attributes, parent=WORKFLOW, start=10, end=100
+    )
+    turn, verdict = only_turn(spans)
+    assert all(c.origin != "framework" for c in turn.tool_calls)
+    assert "unregistered_tool_call" in verdict.kinds
