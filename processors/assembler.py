@@ -508,7 +508,7 @@ class TurnAssembler:
         agent_value = agent.value if agent is not None else None
         spans = TurnSpans(
             steps=tuple(m.value for m in steps if isinstance(m.value, LlmStep)),
-            tools=tuple(m.value for m in owned if isinstance(m.value, ToolExecution)),
+            tools=_one_per_execution(owned),
             agent=agent_value if isinstance(agent_value, AgentInvocation) else None,
             tenant=group.tenant,
             trace_id=first.trace_id if first is not None else "",
@@ -518,6 +518,39 @@ class TurnAssembler:
             ),
         )
         return _Part(spans, tuple(owned))
+
+
+def _one_per_execution(owned: list[_Member]) -> tuple[ToolExecution, ...]:
+    """The tool executions of a turn, one per execution. A tool span whose parent is a
+    tool span of the same tool records the same execution once more: two instrumentations
+    layered, such as OpenInference's AutoGen TOOL span (arguments and result, no call id)
+    around AutoGen's own `execute_tool` span (the call id and the error status, no
+    result). The two are one execution: each field from whichever span recorded it, and
+    failed when either says so."""
+    tools = {
+        (m.trace_id, m.span_id): (m, m.value) for m in owned if isinstance(m.value, ToolExecution)
+    }
+    inner: dict[_SpanKey, list[ToolExecution]] = {}
+    nested: set[_SpanKey] = set()
+    for key, (m, value) in tools.items():
+        parent = tools.get((m.trace_id, m.parent_span_id))
+        if parent is not None and parent[1].name == value.name:
+            inner.setdefault((m.trace_id, m.parent_span_id), []).append(value)
+            nested.add(key)
+    out: list[ToolExecution] = []
+    for key, (_, value) in tools.items():
+        if key in nested:
+            continue
+        for same in inner.get(key, ()):
+            value = replace(
+                value,
+                call_id=value.call_id or same.call_id,
+                arguments=value.arguments or same.arguments,
+                result=value.result if value.result is not None else same.result,
+                error=value.error or same.error,
+            )
+        out.append(value)
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 - LLM: `llm.input_messages.N.message.*` / `llm.output_messages.N.message.*` (`role`,
   `content`, `contents.K.message_content.text`, `tool_calls.M.tool_call.{id,
-  function.name, function.arguments}`, `tool_call_id`, `name`); without them, the
-  messages inside `input.value` / `output.value`. Tools from `llm.tools.N.tool.json_schema`.
+  function.name, function.arguments}`, `tool_call_id`, `name`; AutoGen AgentChat's tool
+  results as `function.K` JSON beside the message); without them, the messages inside
+  `input.value` / `output.value`. Tools from `llm.tools.N.tool.json_schema`.
 - TOOL: `tool.name`, `input.value` (arguments), `output.value` (result); the call id from
   `tool_call.id`, `tool.id` or, where a framework adds GenAI attributes, `gen_ai.tool.call.id`.
   The LangChain instrumentation dumps the tool's `ToolMessage` into `output.value`
@@ -95,9 +96,31 @@ def _messages(
     plain = []
     for item in unflatten(attributes, prefix):
         message = item.get("message") if isinstance(item, Mapping) else None
-        if isinstance(message, Mapping):
+        results = _function_results(item.get("function")) if isinstance(item, Mapping) else []
+        if results:
+            plain.extend(results)
+        elif isinstance(message, Mapping):
             plain.append(_plain_message(message, default_role))
     return read_messages(plain, default_role)
+
+
+def _function_results(value: Any) -> list[dict[str, Any]]:
+    """The AutoGen AgentChat instrumentation's `FunctionExecutionResultMessage`: beside
+    `message.role` "function", one JSON `{name, content, call_id, is_error}` per result
+    under `N.function.K`. Each is a tool message answering its call."""
+    out = []
+    for entry in value if isinstance(value, list) else ():
+        result = load_json(entry)
+        if isinstance(result, Mapping) and "content" in result:
+            out.append(
+                {
+                    "role": "tool",
+                    "content": result.get("content"),
+                    "tool_call_id": result.get("call_id"),
+                    "is_error": result.get("is_error") is True,
+                }
+            )
+    return out
 
 
 def _plain_message(message: Mapping[str, Any], default_role: str) -> dict[str, Any]:
@@ -210,6 +233,12 @@ def _agent_span_name(span: SpanRecord) -> str:
     # openinference-instrumentation-smolagents names the run span `{Agent class}.run`.
     if "smolagents.max_steps" in span.attributes and span.name.endswith(".run"):
         return span.name[: -len(".run")]
+    # The AutoGen AgentChat and CrewAI instrumentations name it `{agent}.{method}`
+    # (`release_engineer.on_messages_stream`, `release_engineer._execute_core`), with the
+    # agent's own name as its graph node.
+    node = string(span.attributes, "graph.node.id")
+    if node and span.name.startswith(f"{node}."):
+        return node
     return span.name
 
 

@@ -8,7 +8,7 @@ from ..registry import SetUp
 def _agentchat(instrumentation: str, label: str, packages: tuple[str, ...]) -> SetUp:
     return SetUp(
         id=f"autogen-agentchat.{instrumentation}",
-        framework="AutoGen AgentChat (AssistantAgent; team: a lead with the worker as an AgentTool)",
+        framework="AutoGen AgentChat (AssistantAgent; team: the worker as the lead's AgentTool)",
         instrumentation=label,
         program="autogen_agentchat",
         env="autogen",
