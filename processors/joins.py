@@ -7,7 +7,9 @@ joins an earlier call's turn only on evidence that it continues that very call:
 - History ("x"/"p" keys): its input holds the earlier call's input followed by the
   earlier call's own output (the assistant text or named tool calls), extended by tool
   results and no new user request. A call without output offers nothing to continue:
-  the same system prompt and user message alone are two requests, not one.
+  the same system prompt and user message alone are two requests, not one. Responses
+  API calls the earlier output named by their item ids and this input by their call ids
+  (`ToolCallPart.item_id`) are the same calls: such a history is offered both ways.
 - Tool call ids ("r"/"a" keys): it hands back results answering the earlier call's tool
   calls, by ids long enough to be unique (`MIN_JOIN_CALL_ID`).
 - Conversation id ("c" key): the same conversation id and the same request (history up
@@ -23,10 +25,10 @@ joins nothing: identical content is no evidence of which session a call belongs 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from .normalize.base import LlmStep
+from .normalize.base import ChatMessage, LlmStep
 from .turn_builder import (
     continues_turn,
     extend_fingerprints,
@@ -95,12 +97,25 @@ def join_keys(tenant: str, service: str, step: LlmStep, *, by_call_id: bool = Tr
     # earlier call that arrives later.
     lengths = range(len(messages), max(user + 1, len(messages) - MAX_JOIN_PREFIXES), -1)
     continued = _continued(prefix[-1], step)
-    lookups = [b"x" + prefix[j] for j in lengths] + [b"p" + c for c in continued]
+    histories = [h for j in lengths for h in _histories(prefix, messages, j)]
+    lookups = [b"x" + h for h in histories] + [b"p" + c for c in continued]
     identity = tuple(b"x" + c for c in continued)
-    registrations = [*identity, *(b"p" + prefix[j] for j in lengths)]
+    registrations = [*identity, *(b"p" + h for h in histories)]
     return JoinKeys(
         (*lookups, *by_call.lookups), (*registrations, *by_call.registrations), identity
     )
+
+
+def _histories(prefix: list[bytes], messages: Sequence[ChatMessage], j: int) -> list[bytes]:
+    """Fingerprints of `messages[:j]` as an earlier call's input and output may have held
+    them: as read, and, when the last holds Responses calls that name their item ids
+    (`ToolCallPart.item_id`), with those calls named by their item ids, as the output of
+    the call that made them names them."""
+    last = messages[j - 1]
+    if not any(p.item_id for p in last.tool_calls):
+        return [prefix[j]]
+    calls = tuple(replace(p, call_id=p.item_id or p.call_id) for p in last.tool_calls)
+    return [prefix[j], extend_fingerprints(prefix[j - 1], (replace(last, tool_calls=calls),))[-1]]
 
 
 def _continued(start: bytes, step: LlmStep) -> list[bytes]:

@@ -437,20 +437,30 @@ def _calls_from_outputs(
         for m in s.input_messages
         if m.role == "tool" and m.tool_call_id
     }
+    # A Responses call an output named by its item id, that a later history names by its
+    # call id (`ToolCallPart.item_id`), is that call.
+    call_ids = {
+        p.item_id: p.call_id
+        for s in ordered
+        for m in s.input_messages
+        for p in m.tool_calls
+        if p.item_id
+    }
     positions = {id(s): i for i, s in enumerate(thread)}
     for step in ordered:
         index = min(positions.get(id(step), len(turn.steps)), len(turn.steps))
         for m in step.output_messages:
             for part in m.tool_calls:
-                if not part.name or not part.call_id or part.call_id in known:
+                call_id = call_ids.get(part.call_id, part.call_id)
+                if not part.name or not call_id or call_id in known:
                     continue
-                known.add(part.call_id)
+                known.add(call_id)
                 arguments, text = parse_arguments(part.arguments)
-                result = results.get(part.call_id)
+                result = results.get(call_id)
                 calls.append(
                     ToolCall(
                         name=part.name,
-                        call_id=part.call_id,
+                        call_id=call_id,
                         arguments=arguments,
                         arguments_text=text,
                         result=None if result is None else result.text,

@@ -21,6 +21,10 @@ class ToolCallPart:
     name: str
     arguments: str = ""
     """The arguments as JSON text ("" when absent)."""
+    item_id: str = ""
+    """The OpenAI Responses API item id (`fc_…`) a writer named the call by, when its call
+    id (`call_…`) was read from the result answering it: other LLM calls of the turn may
+    name the same call by this id."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ Message shapes understood by `read_messages` (one list may mix them):
 
 A tool result inside any message becomes its own `ChatMessage(role="tool")`. A Responses
 API call named only by its item id (`fc_…`) takes the call id (`call_…`) of the result
-that answers it.
+that answers it, and keeps the item id (`ToolCallPart.item_id`) by which an earlier
+call's output may name it.
 """
 
 from __future__ import annotations
@@ -83,9 +84,10 @@ def _with_item_ids_resolved(messages: list[ChatMessage]) -> list[ChatMessage]:
     """A Responses API `function_call` item has two ids: `id` (`fc_…`) names the item,
     `call_id` (`call_…`) the call, and the call's output answers the `call_id`. A writer
     that keeps only the item id (OpenLLMetry's OpenAI Agents instrumentation, for the
-    calls in `gen_ai.input.messages`) would make one call look like two: a call nothing
-    answers and an answer to no call. Each such call takes the id of the first later
-    tool result that answers no call of the list."""
+    calls in `gen_ai.input.messages`; its OpenAI instrumentation on the Responses API,
+    for the calls of both input and output) would make one call look like two: a call
+    nothing answers and an answer to no call. Each such call takes the id of the first
+    later tool result that answers no call of the list, and keeps its item id."""
     answered = {m.tool_call_id for m in messages if m.role == "tool"}
     if not any(
         p.call_id.startswith(RESPONSES_ITEM_PREFIX) and p.call_id not in answered
@@ -107,7 +109,8 @@ def _with_item_ids_resolved(messages: list[ChatMessage]) -> list[ChatMessage]:
     out = []
     for i, m in enumerate(messages):
         parts = tuple(
-            replace(p, call_id=renamed.get((i, j), p.call_id)) for j, p in enumerate(m.tool_calls)
+            replace(p, call_id=renamed[(i, j)], item_id=p.call_id) if (i, j) in renamed else p
+            for j, p in enumerate(m.tool_calls)
         )
         out.append(replace(m, tool_calls=parts) if parts != m.tool_calls else m)
     return out
