@@ -281,7 +281,7 @@ def build_turn(spans: TurnSpans) -> Turn:
         turn,
         tool_calls=with_answer_calls(calls, turn.reply, len(turn.steps) - 1),
         history_tool_calls=with_answer_calls(turn.history_tool_calls, "", -1),
-        tools=_tools(final, ordered, agent),
+        tools=_with_agent_tools(_tools(final, ordered, agent), (agent, *spans.inner_agents)),
         model=_first(s.model for s in (final, *reversed(ordered)) if s is not None)
         or (agent.model if agent is not None else ""),
         provider=_first(s.provider for s in (final, *reversed(ordered)) if s is not None),
@@ -592,6 +592,22 @@ def _tools(
     merged = {t.name: t for offer in others for t in offer}
     merged.update((t.name, t) for t in own)
     return tuple(merged.values())
+
+
+def _with_agent_tools(
+    offered: tuple[ToolDefinition, ...] | None, agents: Iterable[AgentInvocation | None]
+) -> tuple[ToolDefinition, ...] | None:
+    """The offer, plus the tools the turn's agent spans name that its LLM spans left out
+    (smolagents records a team member, called like a tool, in no `llm.tools`, and a
+    `CodeAgent`'s tools, functions in its prompt, nowhere but its run span). A sub-agent's
+    calls count as the turn's own, so its tools do too. Unknown stays unknown (None)."""
+    if offered is None:
+        return None
+    merged = {t.name: t for t in offered}
+    for agent in agents:
+        for tool in agent.tools or () if agent is not None else ():
+            merged.setdefault(tool.name, tool)
+    return offered if len(merged) == len(offered) else tuple(merged.values())
 
 
 def _first(values: Iterable[str]) -> str:

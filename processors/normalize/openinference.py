@@ -13,11 +13,15 @@
   smolagents instrumentation writes a tool's bound call as `input.value`
   (`{"args": [...], "sanitize_inputs_outputs": ..., "kwargs": {...}}`): the kwargs, with
   positional values named after the tool's inputs (`tool.parameters`), are the arguments.
+  A tool that raised has no `output.value`: its exception event's message is the result.
 - AGENT, and a CHAIN that is a trace's root: an agent run named by `agent.name` or the span
   (a smolagents run span, `{Agent class}.run`, by the class). Spans that only wrap a run
   (`AgentInvocation.wrapper`): the OpenAI Agents instrumentation's trace span (AGENT,
   without the `graph.node.id` its agent spans carry; "Agent workflow" unless the trace
   was named), and a root named after a framework's default ("LangGraph").
+- smolagents: its memory, in roles of its own (`tool-call`, `tool-response`) and with the
+  request after a `New task:` line, is read in the OpenAI shape (`_smolagents_memory`);
+  a run span's tools are `smolagents.tools_names` and `smolagents.managed_agents.N.name`.
 
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
 nothing about a turn and normalize to None. `session.id` is the conversation id.
@@ -25,12 +29,22 @@ nothing about a turn and normalize to None. `session.id` is the conversation id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..model import ToolDefinition
 from ..spans import SpanRecord
-from .base import AgentInvocation, ChatMessage, LlmStep, NormalizedSpan, ToolExecution
+from .base import (
+    AgentInvocation,
+    ChatMessage,
+    LlmStep,
+    NormalizedSpan,
+    ToolCallPart,
+    ToolExecution,
+)
 from .messages import (
     langchain_tool_message,
     read_messages,
@@ -73,6 +87,8 @@ def _llm(span: SpanRecord) -> LlmStep:
     inputs = _messages(attributes, "llm.input_messages", "user")
     if not inputs and "input.value" in attributes:
         inputs = read_messages(attributes["input.value"], "user")
+    if span.scope_name == SMOLAGENTS_SCOPE or any(m.role in _SMOL_ROLES for m in inputs):
+        inputs = _smolagents_memory(inputs)
     outputs = _messages(attributes, "llm.output_messages", "assistant")
     if not outputs and "output.value" in attributes:
         outputs = read_messages(attributes["output.value"], "assistant")
@@ -166,6 +182,8 @@ def _tool(span: SpanRecord) -> ToolExecution:
     message_call_id, result, result_error = langchain_tool_message(output)
     if result is None:
         result, result_error = tool_result(output)
+    if result is None and span.is_error:
+        result = _exception_message(span)
     arguments = first(
         attributes, "input.value", "tool_call.function.arguments", "gen_ai.tool.call.arguments"
     )
@@ -222,7 +240,7 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         model=string(attributes, "llm.model_name"),
         input_text="" if raw_input is None else request_text(raw_input),
         output_text="" if raw_output is None else reply_text(raw_output),
-        tools=_tools(attributes),
+        tools=_tools(attributes) or _smolagents_tools(attributes),
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
         wrapper=_wraps_run(span),
@@ -246,3 +264,107 @@ def _wraps_run(span: SpanRecord) -> bool:
     if span.scope_name == OPENAI_AGENTS_SCOPE and "graph.node.id" not in span.attributes:
         return True  # the SDK trace's span; each agent's own span has its graph node
     return not span.parent_span_id and span.name in _DEFAULT_RUN_NAMES
+
+
+def _exception_message(span: SpanRecord) -> str | None:
+    """What a span that raised says went wrong: its last exception event's message, else
+    its status message; None when it says nothing."""
+    for event in reversed(span.events):
+        if event.name == "exception":
+            message = event.attributes.get("exception.message")
+            if isinstance(message, str) and message:
+                return message
+    return span.status_message or None
+
+
+# --- smolagents' memory -------------------------------------------------------------------
+
+SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
+_SMOL_ROLES = frozenset({"tool-call", "tool-response"})
+_SMOL_TASK = "New task:\n"
+_SMOL_CALLS = "Calling tools:\n"
+_SMOL_CALL_ID = re.compile(r"\ACall id: *(\S+)\n")
+_SMOL_OBSERVATION = "Observation:\n"
+_SMOL_ERROR = "Error:\n"
+_CODE_EXECUTION = "python_interpreter"
+_MAX_LITERAL_CHARS = 200_000
+"""Longer `Calling tools:` text is kept as text, not parsed."""
+
+
+def _smolagents_memory(messages: Sequence[ChatMessage]) -> tuple[ChatMessage, ...]:
+    """smolagents writes its memory into the model's input in roles of its own: the task as
+    a user message `New task:\n{task}`, the calls of a step as a `tool-call` message
+    `Calling tools:\n[{'id', 'type', 'function': {'name', 'arguments'}}, ...]` (a Python
+    literal), their outcome as a `tool-response` message `Observation:\n{text}` or
+    `[Call id: {id}\n]Error:\n{error}`. Read in the OpenAI shape: the task is the user's
+    request, the calls an assistant message's tool calls, each outcome a tool message
+    answering the call it names, else the first call of the step before it (an error
+    failed). A `CodeAgent`'s `python_interpreter` call is the code of the assistant message
+    before it being run, not a tool the model called (the tools the code calls have spans
+    of their own): its outcome stays as a tool result that answers no call."""
+    out: list[ChatMessage] = []
+    waiting: list[str] = []
+    executions: set[str] = set()
+    for message in messages:
+        if message.role == "user" and message.text.startswith(_SMOL_TASK):
+            out.append(replace(message, text=message.text[len(_SMOL_TASK) :]))
+        elif message.role == "tool-call":
+            calls = _smolagents_calls(message.text)
+            executions.update(c.call_id for c in calls if c.name == _CODE_EXECUTION)
+            own = tuple(c for c in calls if c.name != _CODE_EXECUTION)
+            waiting = [c.call_id for c in own]
+            if own:
+                out.append(ChatMessage(role="assistant", tool_calls=own))
+            elif not calls:
+                out.append(replace(message, role="assistant"))
+        elif message.role == "tool-response":
+            out.append(_smolagents_outcome(message.text, waiting, executions))
+        else:
+            out.append(message)
+    return tuple(out)
+
+
+def _smolagents_calls(text: str) -> tuple[ToolCallPart, ...]:
+    if not text.startswith(_SMOL_CALLS) or len(text) > _MAX_LITERAL_CHARS:
+        return ()
+    try:
+        listed = ast.literal_eval(text[len(_SMOL_CALLS) :].strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return ()
+    calls = []
+    for item in listed if isinstance(listed, list) else ():
+        function = item.get("function") if isinstance(item, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            calls.append(
+                ToolCallPart(
+                    call_id=str(item.get("id") or ""),
+                    name=function["name"],
+                    arguments=arguments_text(function.get("arguments")),
+                )
+            )
+    return tuple(calls)
+
+
+def _smolagents_outcome(text: str, waiting: list[str], executions: set[str]) -> ChatMessage:
+    named = _SMOL_CALL_ID.match(text)
+    body = text[named.end() :] if named else text
+    failed = body.startswith(_SMOL_ERROR)
+    for header in (_SMOL_OBSERVATION, _SMOL_ERROR):
+        if body.startswith(header):
+            body = body[len(header) :]
+            break
+    call_id = named.group(1) if named else (waiting.pop(0) if waiting else "")
+    if call_id in executions:
+        call_id = ""
+    return ChatMessage(role="tool", text=body, tool_call_id=call_id, is_error=failed)
+
+
+def _smolagents_tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:
+    """A smolagents run span's tools and team members (called like tools), by name; None
+    when it names none."""
+    names = attributes.get("smolagents.tools_names")
+    listed = [n for n in names if isinstance(n, str)] if isinstance(names, list | tuple) else []
+    for member in unflatten(attributes, "smolagents.managed_agents"):
+        if isinstance(member, Mapping) and isinstance(member.get("name"), str):
+            listed.append(member["name"])
+    return tuple(ToolDefinition(name=n) for n in dict.fromkeys(listed)) or None
