@@ -288,28 +288,31 @@ def build_turn(spans: TurnSpans) -> Turn:
         tenant=spans.tenant,
         trace_id=spans.trace_id,
         service=spans.service,
-        agent=_agent_name(agent, spans.inner_agents, final)
+        agent=_agent_name(agent, spans.inner_agents, thread[0] if thread else None)
         or _first(s.agent_name for s in reversed(ordered)),
     )
 
 
 def _agent_name(
-    agent: AgentInvocation | None, inner: Sequence[AgentInvocation], final: LlmStep | None
+    agent: AgentInvocation | None, inner: Sequence[AgentInvocation], first: LlmStep | None
 ) -> str:
     """The turn's agent: the name of its agent span. When that span only wraps the run (a
-    workflow or trace span, named for the run), the agent span inside it that was running
-    at the final step names the turn, else the last that started, else the wrapper."""
+    workflow or trace span, named for the run), the agent the request reached names the
+    turn: the agent span inside it that was running at the turn's first step (the
+    innermost), else the first that started, else the wrapper. An agent that handed the
+    conversation over (a handoff, a triage agent) stays the turn's agent: the user talked
+    to it, whichever agent wrote the reply."""
     if agent is None or not agent.wrapper:
         return agent.agent_name if agent is not None else ""
     named = sorted(
         (a for a in inner if a.agent_name and not a.wrapper),
         key=lambda a: a.start_time_unix_nano,
     )
-    at = final.start_time_unix_nano if final is not None else 0
+    at = first.start_time_unix_nano if first is not None else 0
     running = [
         a for a in named if at and a.start_time_unix_nano <= at <= (a.end_time_unix_nano or at)
     ]
-    chosen = (running or named)[-1:]
+    chosen = running[-1:] or named[:1]
     return chosen[0].agent_name if chosen else agent.agent_name
 
 

@@ -1007,8 +1007,8 @@ def replace_parent(span: SpanRecord, parent: str) -> SpanRecord:
         pytest.param(openinference_openai_agents("Weather agent"), "Weather agent", id="oi-agents"),
         pytest.param(
             openinference_openai_agents("Triage", "Weather agent"),
-            "Weather agent",
-            id="oi-agents-handoff-the-answering-agent",
+            "Triage",
+            id="oi-agents-handoff-the-agent-the-user-talked-to",
         ),
         pytest.param(
             openllmetry_openai_agents(tool_status=0), "Git assistant", id="openllmetry-agents"
