@@ -49,4 +49,6 @@ SETUPS: tuple[SetUp, ...] = (
     _agents("openllmetry"),
     _agents("openinference", "stream"),
     _agents("openllmetry", "stream"),
+    _agents("openinference", "as-tool"),
+    _agents("openllmetry", "as-tool"),
 )
