@@ -2,7 +2,9 @@
 
 A call failed when the source marked it (span status ERROR, `is_error`) or when its
 payload says so: an error object, `"ok": false`, `"is_error": true`, `"status": "failed"`,
-an HTTP 4xx/5xx status or an error banner. A call without a recorded result did not
+an error described by its type and details (`error_type` with `error_details`: what Google
+ADK's `ReflectAndRetryToolPlugin` hands the model in place of a raised exception), an HTTP
+4xx/5xx status or an error banner. A call without a recorded result did not
 succeed either.
 
 Frameworks wrap what a tool returned (`{"content": ...}`, LlamaIndex's `raw_output`, an
@@ -25,6 +27,9 @@ from typing import Any
 from .model import ToolCall
 
 _ERROR_KEYS = ("error", "error_code", "errors", "error_message", "exception", "fault")
+_ERROR_DESCRIPTOR = ("error_type", "error_details")
+"""Keys that together describe an error that happened (each alone may name a kind of
+error a looked-up record is about)."""
 _FAILED_STATUS = frozenset(
     {"failed", "failure", "error", "errored", "rejected", "denied", "unauthorized", "forbidden"}
 )
@@ -117,6 +122,8 @@ def _marks_error(lowered: dict[str, Any], *, top: bool) -> bool:
         value = lowered.get(key)
         if value not in (None, "", False, [], {}, 0):
             return True
+    if all(lowered.get(key) not in (None, "", False, [], {}, 0) for key in _ERROR_DESCRIPTOR):
+        return True
     for key in ("ok", "success", "succeeded"):
         if lowered.get(key) is False or str(lowered.get(key)).lower() == "false":
             return True

@@ -18,7 +18,8 @@
   (a smolagents run span, `{Agent class}.run`, by the class). Spans that only wrap a run
   (`AgentInvocation.wrapper`): the OpenAI Agents instrumentation's trace span (AGENT,
   without the `graph.node.id` its agent spans carry; "Agent workflow" unless the trace
-  was named), and a root named after a framework's default ("LangGraph").
+  was named), the Google ADK instrumentation's CHAIN root for a `Runner` invocation
+  (`invocation [{app name}]`), and a root named after a framework's default ("LangGraph").
 - smolagents: its memory, in roles of its own (`tool-call`, `tool-response`) and with the
   request after a `New task:` line, is read in the OpenAI shape (`_smolagents_memory`);
   a run span's tools are `smolagents.tools_names` and `smolagents.managed_agents.N.name`.
@@ -224,6 +225,7 @@ def _bound_call_arguments(value: Any, parameters: Any) -> Any:
 
 
 OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+GOOGLE_ADK_SCOPE = "openinference.instrumentation.google_adk"
 _DEFAULT_RUN_NAMES = frozenset({"Agent workflow", "LangGraph"})
 """Root span names that name a framework's run, not an agent: the OpenAI Agents SDK's
 default trace name and LangGraph's default graph name."""
@@ -263,6 +265,8 @@ def _agent_span_name(span: SpanRecord) -> str:
 def _wraps_run(span: SpanRecord) -> bool:
     if span.scope_name == OPENAI_AGENTS_SCOPE and "graph.node.id" not in span.attributes:
         return True  # the SDK trace's span; each agent's own span has its graph node
+    if span.scope_name == GOOGLE_ADK_SCOPE and span.attributes.get(SPAN_KIND) == "CHAIN":
+        return True  # the Runner's `invocation [{app}]`; the AGENT span inside names the agent
     return not span.parent_span_id and span.name in _DEFAULT_RUN_NAMES
 
 
