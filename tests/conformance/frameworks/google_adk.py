@@ -11,7 +11,7 @@ def _adk(instrumentation: str, label: str) -> SetUp:
         framework="Google ADK (LlmAgent on LiteLlm, InMemoryRunner)",
         instrumentation=label,
         program="google_adk_agent",
-        env="google-adk",
+        env="google-adk" if instrumentation == "native" else "google-adk-openinference",
         packages=(
             ("google-adk", "litellm")
             if instrumentation == "native"

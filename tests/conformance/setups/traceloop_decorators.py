@@ -72,7 +72,7 @@ def build(client: Any) -> Any:
 
     @tool(name="release_engineer")
     def delegate(request: str) -> str:
-        return release_engineer([{"role": "system", "content": SYSTEM}, _user(request)])
+        return str(release_engineer([{"role": "system", "content": SYSTEM}, _user(request)]))
 
     @agent(name="release_lead")
     def release_lead(history: list[dict[str, Any]]) -> str:
@@ -81,7 +81,7 @@ def build(client: Any) -> Any:
 
     @workflow(name="release_request")
     def handle(history: list[dict[str, Any]], team: bool) -> str:
-        return (release_lead if team else release_engineer)(history)
+        return str((release_lead if team else release_engineer)(history))
 
     return handle
 
