@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -502,7 +503,7 @@ def _with_executions(
         candidates = [
             i
             for i, c in enumerate(calls)
-            if i not in matched and c.origin == "structured" and c.name == execution.name
+            if i not in matched and c.origin == "structured" and _same_tool(c.name, execution.name)
         ]
         if not candidates:
             unmatched.append(execution)
@@ -530,6 +531,17 @@ def _with_executions(
             )
         )
     return sorted(out, key=lambda c: c.step)
+
+
+def _same_tool(called: str, executed: str) -> bool:
+    """The call and the execution name the same tool: equal, or equal once written as a
+    function name (a framework that offers its tool "Delegate work to coworker" to the
+    model as `delegate_work_to_coworker`, as CrewAI does, names its span the first way)."""
+    return called == executed or _function_name(called) == _function_name(executed)
+
+
+def _function_name(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
 
 
 def _framework_written(calls: list[ToolCall], steps: Sequence[LlmStep]) -> list[ToolCall]:

@@ -15,7 +15,9 @@ Message shapes understood by `read_messages` (one list may mix them):
   `{"candidates"}`, `{"content": {...}}`, `{"message"}`, `{"new_message"}`, `{"text"}`,
   `{"prompt"}`.
 
-A tool result inside any message becomes its own `ChatMessage(role="tool")`. A Responses
+A user message in CrewAI's task prompt (`\nCurrent Task: {description}` and its criteria)
+is the description alone. A tool result inside any message becomes its own
+`ChatMessage(role="tool")`. A Responses
 API call named only by its item id (`fc_…`) takes the call id (`call_…`) of the result
 that answers it, and keeps the item id (`ToolCallPart.item_id`) by which an earlier
 call's output may name it.
@@ -73,7 +75,35 @@ def read_messages(value: Any, default_role: str = "user") -> tuple[ChatMessage, 
     """
     out: list[ChatMessage] = []
     _collect(load_json(value, partial=True), default_role, out, 0)
-    return tuple(_with_item_ids_resolved(out[:MAX_MESSAGES]))
+    return tuple(_with_item_ids_resolved([_task_request(m) for m in out[:MAX_MESSAGES]]))
+
+
+CREWAI_TASK = "\nCurrent Task: "
+"""How CrewAI's prompt of a task (`native_task`, `task`, `task_no_tools`) opens."""
+_CREWAI_AFTER_TASK = (
+    "\nThis is the expected criteria for your final answer: ",
+    "\n\nThis is the context you're working with:\n",
+    "\n\nTrigger Payload: ",
+    "\n\nBegin! This is VERY important to you, ",
+    "\n\nProvide your complete response:",
+)
+"""What CrewAI writes after the task's description: the expected output's criteria, the
+context from earlier tasks, a trigger's payload, the closing of its ReAct prompt."""
+
+
+def _task_request(message: ChatMessage) -> ChatMessage:
+    """CrewAI sends the user's request as the description of a task, inside its own
+    prompt (`\nCurrent Task: {description}` and the criteria, context and instructions
+    after it): the request is the description. A delegated task's description is the
+    delegating agent's prompt, so the opening is taken off as often as it comes."""
+    text = message.text
+    if message.role != "user" or not text.startswith(CREWAI_TASK):
+        return message
+    while text.startswith(CREWAI_TASK):
+        text = text[len(CREWAI_TASK) :]
+        ends = [i for marker in _CREWAI_AFTER_TASK if (i := text.find(marker)) >= 0]
+        text = text[: min(ends)].rstrip("\n") if ends else text
+    return replace(message, text=text)
 
 
 RESPONSES_ITEM_PREFIX = "fc_"

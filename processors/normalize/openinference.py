@@ -226,6 +226,7 @@ def _bound_call_arguments(value: Any, parameters: Any) -> Any:
 
 OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
 GOOGLE_ADK_SCOPE = "openinference.instrumentation.google_adk"
+CREWAI_SCOPE = "openinference.instrumentation.crewai"
 _DEFAULT_RUN_NAMES = frozenset({"Agent workflow", "LangGraph"})
 """Root span names that name a framework's run, not an agent: the OpenAI Agents SDK's
 default trace name and LangGraph's default graph name."""
@@ -267,6 +268,12 @@ def _wraps_run(span: SpanRecord) -> bool:
         return True  # the SDK trace's span; each agent's own span has its graph node
     if span.scope_name == GOOGLE_ADK_SCOPE and span.attributes.get(SPAN_KIND) == "CHAIN":
         return True  # the Runner's `invocation [{app}]`; the AGENT span inside names the agent
+    if (
+        span.scope_name == CREWAI_SCOPE
+        and span.name.endswith(".kickoff")
+        and "crew_key" in span.attributes
+    ):
+        return True  # a crew's kickoff (CHAIN); the task's AGENT span inside names the agent
     return not span.parent_span_id and span.name in _DEFAULT_RUN_NAMES
 
 

@@ -170,12 +170,16 @@ def chat_request(body: Mapping[str, Any]) -> Request:
                 answers=str(m.get("tool_call_id") or ""),
             )
         )
-    tools = {
-        str(t["function"]["name"]): t["function"].get("parameters") or {}
+    functions = [
+        t["function"]
         for t in body.get("tools") or []
         if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping)
+    ]
+    tools = {str(f["name"]): f.get("parameters") or {} for f in functions}
+    descriptions = {
+        str(f["name"]): str(f["description"]) for f in functions if f.get("description")
     }
-    return Request(str(body.get("model", "")), tuple(messages), tools)
+    return Request(str(body.get("model", "")), tuple(messages), tools, descriptions)
 
 
 def responses_request(body: Mapping[str, Any]) -> Request:
@@ -197,12 +201,14 @@ def responses_request(body: Mapping[str, Any]) -> Request:
             )
         elif kind == "message" or "role" in item:
             messages.append(Message(_role(item.get("role")), _text(item.get("content"))))
-    tools = {
-        str(t["name"]): t.get("parameters") or {}
-        for t in body.get("tools") or []
-        if isinstance(t, Mapping) and t.get("type") == "function"
+    functions = [
+        t for t in body.get("tools") or [] if isinstance(t, Mapping) and t.get("type") == "function"
+    ]
+    tools = {str(f["name"]): f.get("parameters") or {} for f in functions}
+    descriptions = {
+        str(f["name"]): str(f["description"]) for f in functions if f.get("description")
     }
-    return Request(str(body.get("model", "")), tuple(messages), tools)
+    return Request(str(body.get("model", "")), tuple(messages), tools, descriptions)
 
 
 # --- Chat Completions answers ---------------------------------------------------------

@@ -62,6 +62,8 @@ class Request:
     messages: tuple[Message, ...]
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Offered tool name -> its JSON-schema parameters."""
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+    """Offered tool name -> its description, where it has one."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,10 @@ def decide(request: Request) -> Answer:
     if delegates and not observed and not any(name in results for name in delegates):
         name = delegates[0]
         request_text = request.messages[start].text
-        return _call(name, _delegation_arguments(tools[name], request_text), code)
+        arguments = _delegation_arguments(
+            tools[name], request_text, request.descriptions.get(name, "")
+        )
+        return _call(name, arguments, code)
     return _final(_lead_text(task, _reported(after), earlier), code, request)
 
 
@@ -143,14 +148,30 @@ def _lead_text(task: _Task, evidence: str, earlier: str) -> str:
     return text
 
 
-def _delegation_arguments(schema: Mapping[str, Any], request_text: str) -> dict[str, Any]:
+_COWORKERS = re.compile(r"coworkers?:\s*([^\n,]+)", re.IGNORECASE)
+"""Where a delegation tool's description lists whom it reaches (CrewAI: "Delegate a
+specific task to one of the following coworkers: release_engineer")."""
+
+
+def _delegation_arguments(
+    schema: Mapping[str, Any], request_text: str, description: str = ""
+) -> dict[str, Any]:
+    """The user's request as every required string argument; an argument that names the
+    coworker to reach (its description says so) names the first one the tool lists."""
     properties = schema.get("properties") or {}
     required = schema.get("required") or list(properties)
-    return {
-        name: request_text
-        for name in required
-        if isinstance(properties.get(name), Mapping) and properties[name].get("type") == "string"
-    }
+    coworker = _COWORKERS.search(description)
+    arguments = {}
+    for name in required:
+        spec = properties.get(name)
+        if not isinstance(spec, Mapping) or spec.get("type") != "string":
+            continue
+        names_coworker = "coworker" in str(spec.get("description", "")).lower()
+        if coworker and names_coworker:
+            arguments[name] = coworker.group(1).strip()
+        else:
+            arguments[name] = request_text
+    return arguments
 
 
 def _call(name: str, arguments: Mapping[str, Any], code: bool) -> Answer:

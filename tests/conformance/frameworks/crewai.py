@@ -4,4 +4,29 @@ from __future__ import annotations
 
 from ..registry import SetUp
 
-SETUPS: tuple[SetUp, ...] = ()
+
+def _crew(instrumentation: str, label: str, packages: tuple[str, ...]) -> SetUp:
+    return SetUp(
+        id=f"crewai.{instrumentation}",
+        framework="CrewAI (a crew with one task; two turns: Agent.kickoff with the history; "
+        "team: a hierarchical crew's manager)",
+        instrumentation=label,
+        program="crewai_crew",
+        env="crewai",
+        packages=("crewai", *packages),
+        agent="release_engineer",
+        # CrewAI has no tool-error type: a raised exception reaches the model as its
+        # "Error executing tool: ..." text, a returned error object as the tool's value.
+        failures=("err-raise", "err-object"),
+        team_agent="release_lead",
+        extra_env={"CONFORMANCE_INSTRUMENTATION": instrumentation},
+    )
+
+
+SETUPS: tuple[SetUp, ...] = (
+    _crew(
+        "openinference",
+        "OpenInference (openinference-instrumentation-crewai + -openai)",
+        ("openinference-instrumentation-crewai", "openinference-instrumentation-openai"),
+    ),
+)
