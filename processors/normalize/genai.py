@@ -279,10 +279,10 @@ def _agent(span: SpanRecord) -> AgentInvocation:
     final = attributes.get("final_result")
     output_text = last_text(outputs, "assistant") or as_text(final)
     extra = {"agent_id": string(attributes, "gen_ai.agent.id")}
+    name = string(attributes, "gen_ai.agent.name", "agent_name") or _agent_name_from(span.name)
     return AgentInvocation(
         span_id=span.span_id,
-        agent_name=string(attributes, "gen_ai.agent.name", "agent_name")
-        or _agent_name_from(span.name),
+        agent_name=name,
         conversation_id=conversation_id(attributes),
         model=string(attributes, "gen_ai.response.model", "gen_ai.request.model", "model_name"),
         input_text=last_text(inputs, "user") or last_text(history, "user"),
@@ -291,6 +291,9 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
         extra={k: v for k, v in extra.items() if v},
+        # An agent run that names no agent (OpenLLMetry's `crewai.workflow`, a crew's
+        # kickoff) only wraps the run: an agent span inside it names the turn.
+        wrapper=not name,
     )
 
 

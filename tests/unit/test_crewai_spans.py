@@ -1,14 +1,16 @@
 """CrewAI as its instrumentations really record it.
 
-The attributes are literal from a run of CrewAI 1.15.30 with
+The attributes are literal from runs of CrewAI 1.15.30 with
 `openinference-instrumentation-crewai` 1.1.21 and `openinference-instrumentation-openai`
-0.1.66 (trimmed to the attributes the reading uses), read through the real normalizer, a
-`TurnAssembler` and the default validators: a hierarchical crew whose manager
-`release_lead` delegates the task to `release_engineer`.
+0.1.66 (a hierarchical crew whose manager `release_lead` delegates the task to
+`release_engineer`), and with `opentelemetry-instrumentation-crewai` and -openai 0.62.4 (a
+crew whose tool raised), trimmed to the attributes the reading uses, read through the real
+normalizer, a `TurnAssembler` and the default validators.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -543,3 +545,168 @@ def test_hierarchical_crew_is_the_managers_turn_with_the_workers_push() -> None:
 def test_crewai_task_prompt_is_read_as_its_request(prompt: str, request_text: str) -> None:
     (message,) = read_messages([{"role": "user", "content": prompt}])
     assert message.text == request_text
+
+
+OL_CREWAI = "opentelemetry.instrumentation.crewai.instrumentation"
+OL_OPENAI = "opentelemetry.instrumentation.openai.v1"
+ERR_USER = "Push branch main of acme/err-raise."
+ERR_PROMPT = (
+    f"\nCurrent Task: {ERR_USER}\n\nThis is the expected criteria for your final answer: What "
+    "was pushed, with the new head commit.\nyou MUST return the actual complete content as "
+    "the final answer, not a summary."
+)
+ENGINEER_SYSTEM = (
+    "You are release_engineer. You run releases with git_push.\nYour personal goal is: Push "
+    "branches of repositories and report the new head commit."
+)
+GIT_PUSH_DEFINITION = json.dumps(
+    [
+        {
+            "type": "function",
+            "name": "git_push",
+            "description": "Push `branch` of `repo` to its remote and report the new head commit.",
+            "parameters": {
+                "properties": {"repo": {"type": "string"}, "branch": {"type": "string"}},
+                "required": ["repo", "branch"],
+                "type": "object",
+                "additionalProperties": False,
+            },
+        }
+    ]
+)
+PUSH_CALL = {
+    "role": "assistant",
+    "parts": [
+        {
+            "type": "tool_call",
+            "name": "git_push",
+            "id": "call_00000004",
+            "arguments": {"repo": "acme/err-raise", "branch": "main"},
+        }
+    ],
+}
+
+
+def _openllmetry_chat(
+    span_id: str, start: int, end: int, history: list[Any], output: Any
+) -> SpanRecord:
+    finish = "tool_call" if output["parts"][0]["type"] == "tool_call" else "stop"
+    inputs = [
+        {"role": "system", "parts": [{"content": ENGINEER_SYSTEM, "type": "text"}]},
+        {"role": "user", "parts": [{"content": ERR_PROMPT, "type": "text"}]},
+        *history,
+    ]
+    return record(
+        span_id,
+        "openai.chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": "fake-gpt",
+            "gen_ai.is_streaming": False,
+            "gen_ai.input.messages": json.dumps(inputs),
+            "gen_ai.tool.definitions": GIT_PUSH_DEFINITION,
+            "gen_ai.response.model": "fake-gpt",
+            "gen_ai.response.finish_reasons": (finish,),
+            "gen_ai.output.messages": json.dumps([{**output, "finish_reason": finish}]),
+        },
+        parent="d38d64bb214f83fc",
+        start=start,
+        end=end,
+        scope=OL_OPENAI,
+    )
+
+
+def openllmetry_crew_failed_push() -> list[SpanRecord]:
+    """opentelemetry-instrumentation-crewai 0.62.4 and -openai 0.62.4 on a crew whose tool
+    raised: the crew's `crewai.workflow` span (an `invoke_agent` that names no agent, and
+    no `traceloop.span.kind`), the task's span, the agent's span (`gen_ai.agent.name`),
+    the model calls; no tool span. The failure is CrewAI's text in the tool message."""
+    reply = "I pushed main to acme/err-raise successfully."
+    return [
+        record(
+            "5553fc95d3d02690",
+            "crewai.workflow",
+            {
+                "gen_ai.provider.name": "crewai",
+                "gen_ai.operation.name": "invoke_agent",
+                "crewai.crew.id": "90ba6cfb-791c-4ce7-a440-24751489a819",
+                "crewai.crew.name": "crew",
+                "crewai.crew.process": "Process.sequential",
+                "crewai.crew.result": reply,
+            },
+            start=0,
+            end=132_793_000,
+            status=1,
+            scope=OL_CREWAI,
+        ),
+        record(
+            "51e26775063d1a52",
+            f"{ERR_USER}.task",
+            {
+                "traceloop.span.kind": "task",
+                "gen_ai.provider.name": "crewai",
+                "gen_ai.operation.name": "invoke_agent",
+                "crewai.task.agent": "release_engineer",
+                "crewai.task.description": ERR_USER,
+                "crewai.task.expected_output": "What was pushed, with the new head commit.",
+                "traceloop.entity.output": reply,
+            },
+            parent="5553fc95d3d02690",
+            start=34_848_000,
+            end=127_993_000,
+            status=1,
+            scope=OL_CREWAI,
+        ),
+        record(
+            "d38d64bb214f83fc",
+            "release_engineer.agent",
+            {
+                "traceloop.span.kind": "agent",
+                "gen_ai.provider.name": "crewai",
+                "gen_ai.operation.name": "invoke_agent",
+                "crewai.agent.role": "release_engineer",
+                "crewai.agent.llm": "fake-gpt",
+                "gen_ai.agent.name": "release_engineer",
+                "gen_ai.agent.id": "4a38a95a-872b-4119-a0b4-efaf5f197afd",
+                "gen_ai.request.model": "fake-gpt",
+                "gen_ai.response.model": "fake-gpt",
+            },
+            parent="51e26775063d1a52",
+            start=35_347_000,
+            end=127_093_000,
+            status=1,
+            scope=OL_CREWAI,
+        ),
+        _openllmetry_chat("aed0857fc553390a", 47_087_000, 59_768_000, [], PUSH_CALL),
+        _openllmetry_chat(
+            "345f729cbc6812b3",
+            71_218_000,
+            118_352_000,
+            [
+                PUSH_CALL,
+                {
+                    "role": "tool",
+                    "parts": [
+                        {
+                            "type": "tool_call_response",
+                            "id": "call_00000004",
+                            "response": "Error executing tool: push rejected: the remote has "
+                            "commits you do not have",
+                        }
+                    ],
+                },
+            ],
+            {"role": "assistant", "parts": [{"content": reply, "type": "text"}]},
+        ),
+    ]
+
+
+def test_openllmetry_crew_turn_is_the_agents_with_the_failed_push() -> None:
+    turn, verdict = only_turn(openllmetry_crew_failed_push())
+    assert turn.agent == "release_engineer"
+    assert turn.user_message == ERR_USER
+    (push,) = turn.tool_calls
+    assert push.name == "git_push" and "push rejected" in str(push.result)
+    assert verdict.outcome.value == "reject"
+    assert "error_reported_as_success" in {f.kind.value for f in verdict.findings}

@@ -29,4 +29,9 @@ SETUPS: tuple[SetUp, ...] = (
         "OpenInference (openinference-instrumentation-crewai + -openai)",
         ("openinference-instrumentation-crewai", "openinference-instrumentation-openai"),
     ),
+    _crew(
+        "openllmetry",
+        "OpenLLMetry (opentelemetry-instrumentation-crewai + -openai)",
+        ("opentelemetry-instrumentation-crewai", "opentelemetry-instrumentation-openai"),
+    ),
 )
