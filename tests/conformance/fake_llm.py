@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -43,7 +44,7 @@ class FakeLlm:
         class Handler(_Handler):
             llm = owner
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -68,6 +69,14 @@ class FakeLlm:
     ) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that drop a kept-alive connection at exit are no error worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
