@@ -70,6 +70,8 @@ def _check_request(
         return
     turn = max(mine, key=lambda t: len(t.get("tool_calls") or []))
     agent = setup.team_agent if expected.case.startswith("team-") else setup.agent
+    if expected.case in setup.unnamed_agent:
+        agent = ""
     result.check("service", turn["service"] == setup.id, f"service {turn['service']!r}")
     result.check("agent", turn["agent"] == (agent or ""), f"agent {turn['agent']!r}, not {agent!r}")
     result.check("model", turn["model"] == setup.model, f"model {turn['model']!r}")

@@ -39,6 +39,10 @@ class SetUp:
     team_agent: str | None = None
     """The name the turns of the multi-agent variant carry; None: no such variant."""
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    unnamed_agent: Mapping[str, str] = field(default_factory=dict)
+    """Cases whose spans name no agent at all (the instrumentation does not trace the API
+    they use), with the reason: their turns must carry no agent name rather than a wrong
+    one, and the table says so."""
     unavailable: str = ""
     """Why the set-up cannot run here (it is listed, with this reason, not dropped)."""
 

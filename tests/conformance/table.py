@@ -50,10 +50,13 @@ def render(results: Mapping[str, Mapping[str, Any]]) -> str:
             _mark(cases, ("session",)),
             _mark(cases, TEAM),
         ]
+        unnamed = "".join(
+            f"; no agent name on {case}: {why}" for case, why in setup.unnamed_agent.items()
+        )
         lines.append(
             f"| {setup.framework} | {setup.instrumentation} | {versions} | "
             + " | ".join(marks)
-            + f" | {_fields(cases)} |"
+            + f" | {_fields(cases)}{unnamed} |"
         )
     return "\n".join(lines)
 
