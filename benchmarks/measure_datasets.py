@@ -6,8 +6,11 @@
 - tau_retail: verdicts on every text reply of the 73 solved runs (presumed clean, so a
   reject is probably a false positive; target < 2%), and of the 27 unsolved runs for
   information.
+- who_and_when: false rejects and flags on the multi-agent replies before each run's
+  labelled mistake, recall on the labelled replies whose mistake is in scope
+  (`benchmarks.measure_who_and_when`).
 
-    python -m benchmarks.measure_datasets [--show N] [--show-when2call N]
+    python -m benchmarks.measure_datasets [--show N] [--show-when2call N] [--examples [N]]
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from .datasets import (
     tau_reply_cases,
     when2call_cases,
 )
+from .measure_who_and_when import false_alarm_examples
+from .measure_who_and_when import measure as measure_who_and_when
+from .measure_who_and_when import report as who_and_when_report
 
 REJECT_TARGET = 0.02
 """Share of solved tau_retail replies that may be rejected (presumed false positives)."""
@@ -241,7 +247,9 @@ def _clip(text: str, width: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.measure_datasets",
-        description="Validator recall and false-positive rates on when2call and tau_retail.",
+        description=(
+            "Validator recall and false-positive rates on when2call, tau_retail and who_and_when."
+        ),
     )
     parser.add_argument(
         "--show",
@@ -259,6 +267,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         metavar="N",
         help="print the first N misses / false positives of each when2call group",
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        nargs="?",
+        const=20,
+        default=0,
+        metavar="N",
+        help="print N who_and_when false alarms on clean turns (default 20), across kinds",
     )
     args = parser.parse_args(argv)
 
@@ -282,6 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in tau_report("unsolved (info)", len(runs) - solved_runs, unsolved, target=False):
         print(line)
 
+    wow_runs, wow = measure_who_and_when(runner)
+    print()
+    for line in who_and_when_report(wow_runs, wow):
+        print(line)
+
     if args.show_when2call:
         for line in when2call_details(w2c, args.show_when2call):
             print(line)
@@ -291,7 +313,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for title, group in (("solved", solved), ("unsolved", unsolved)):
             for line in tau_details(group, args.show, title, outcomes):
                 print(line)
-    checked = len(w2c) + len(solved) + len(unsolved)
+    if args.examples:
+        for line in false_alarm_examples(wow, args.examples):
+            print(line)
+    checked = len(w2c) + len(solved) + len(unsolved) + len(wow)
     print(f"\n{checked} turns checked in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0
 
