@@ -10,10 +10,19 @@ succeed either.
 Frameworks wrap what a tool returned (`{"content": ...}`, LlamaIndex's `raw_output`, an
 HTTP client's `data`, `{"output": ...}`, `{"result": ...}`), sometimes as text inside the
 wrapper and sometimes as Python-literal text (`{'ok': False, ...}`, a dict's `str()`).
-So the payload is read through up to `MAX_WRAPPER_DEPTH` wrappers. Below the top level only
-explicit signals count (an error object, `ok`/`success` false, `is_error`, status "error",
-an HTTP status code): a record the tool looked up may well say `"status": "failed"` (a
-CI run, a payment) without the lookup having failed.
+So the payload is read through up to `MAX_WRAPPER_DEPTH` wrappers.
+
+Whose fields are they? The call's own outcome is stated by the top level of its result:
+its `status`, `ok`/`success`, `error` and HTTP status fields. A wrapper that is the whole
+result (an envelope: every key of the object is a wrapper key or envelope metadata such as
+`is_error`, `tool_name`, `type`, as in `{"result": {"status": "failed", ...}}`) hands on
+that role: its value's fields are read as the top level's. Everything else the call
+returned is data: a record under a key of its own (`{"order": {"payment": {"status":
+"failed"}}}`), records in a list (a listing of failed builds), a wrapper beside other
+fields. In data only explicit signals count (an error object, `ok`/`success` false,
+`is_error`, status "error", an HTTP status code under an HTTP name), and only along the
+wrappers: a record the tool looked up may well say `"status": "failed"` (a CI run, a
+payment) without the lookup having failed.
 """
 
 from __future__ import annotations
@@ -72,7 +81,7 @@ def result_is_error(text: str) -> bool:
         return False
     payload = _structured(stripped)
     if payload is not _TEXT:
-        return _payload_is_error(payload, 0)
+        return _payload_is_error(payload, 0, top=True)
     return _ERROR_BANNER.match(stripped[:300]) is not None
 
 
@@ -106,15 +115,55 @@ def _structured(text: str) -> Any:
         return _TEXT
 
 
-def _payload_is_error(payload: Any, depth: int) -> bool:
+def _payload_is_error(payload: Any, depth: int, *, top: bool) -> bool:
+    """`top`: the object is the call's whole result (the top level, or the value of an
+    envelope that is), so its status fields are the call's outcome."""
     if not isinstance(payload, dict):
         return False
     lowered = {str(k).lower(): v for k, v in payload.items()}
-    if _marks_error(lowered, top=depth == 0):
+    if _marks_error(lowered, top=top):
         return True
     if depth >= MAX_WRAPPER_DEPTH:
         return False
-    return any(_wrapped_is_error(lowered[k], depth + 1) for k in _WRAPPER_KEYS if k in lowered)
+    whole = top and _is_envelope(lowered)
+    return any(
+        _wrapped_is_error(lowered[k], depth + 1, top=whole) for k in _WRAPPER_KEYS if k in lowered
+    )
+
+
+_ENVELOPE_METADATA = frozenset(
+    {
+        "is_error",
+        "iserror",
+        "tool_name",
+        "tool_call_id",
+        "call_id",
+        "name",
+        "type",
+        "role",
+        "meta",
+        "metadata",
+        "_meta",
+        "headers",
+        "mimetype",
+        "mime_type",
+        "content_type",
+    }
+)
+"""Keys an envelope carries beside its wrapper keys: they say how the result is wrapped,
+not what it holds."""
+
+
+def _is_envelope(lowered: dict[str, Any]) -> bool:
+    """An object that only wraps the result: at least one wrapper key, and every other key
+    envelope metadata. Its wrapped value is the whole result."""
+    wrappers = 0
+    for key in lowered:
+        if key in _WRAPPER_KEYS:
+            wrappers += 1
+        elif key not in _ENVELOPE_METADATA:
+            return False
+    return wrappers > 0
 
 
 def _marks_error(lowered: dict[str, Any], *, top: bool) -> bool:
@@ -141,22 +190,25 @@ def _marks_error(lowered: dict[str, Any], *, top: bool) -> bool:
     return False
 
 
-def _wrapped_is_error(value: Any, depth: int) -> bool:
+def _wrapped_is_error(value: Any, depth: int, *, top: bool) -> bool:
     """Whether a wrapper's value reports an error: an error object, text that is one
     (JSON or a Python literal) or opens with an error banner, or content blocks
-    (`[{"type": "text", "text": ...}]`) whose text does. Other lists are data."""
+    (`[{"type": "text", "text": ...}]`) whose text does. Other lists are data. `top`: the
+    wrapper is an envelope of the whole result."""
     if isinstance(value, dict):
-        return _payload_is_error(value, depth)
+        return _payload_is_error(value, depth, top=top)
     if isinstance(value, str):
         text = value.strip()
         if not text:
             return False
         inner = _structured(text)
         if inner is not _TEXT:
-            return _payload_is_error(inner, depth)
+            return _payload_is_error(inner, depth, top=top)
         return _ERROR_BANNER.match(text[:300]) is not None
     if isinstance(value, list) and value and all(_is_block(b) for b in value[:MAX_BLOCKS]):
-        return any(_wrapped_is_error(b.get("text"), depth) for b in value[:MAX_BLOCKS])
+        # One content block is the whole result; several share it.
+        whole = top and len(value) == 1
+        return any(_wrapped_is_error(b.get("text"), depth, top=whole) for b in value[:MAX_BLOCKS])
     return False
 
 

@@ -218,7 +218,7 @@ def test_error_inside_a_wrapper_is_recognised(text):
         '{"ok": true, "error": null, "errors": []}',
         '{"data": {"items": [], "error": null, "errors": []}}',
         "{'ok': True, 'error': None}",
-        '{"result": {"id": "run_42", "status": "failed", "conclusion": "failure"}}',
+        '{"result": {"run": {"id": "run_42", "status": "failed", "conclusion": "failure"}}}',
         '{"data": {"builds": [{"id": 1, "status": "failed", "error": "timeout"}]}}',
         '{"content": "The error budget is fine; the deploy error rate is 0.1%."}',
         '{"content": [{"type": "text", "text": "Build finished with 0 errors."}]}',
@@ -255,3 +255,68 @@ def test_openai_agents_sdk_tool_error_text_is_a_failure(text):
     # The Agents SDK's default_tool_error_function output, which the model gets instead of
     # the exception (older SDKs append it).
     assert result_is_error(text) is True
+
+
+# In-band failure: the call's own outcome is the top level of its result, or of an
+# envelope that wraps the whole result (wrapper keys and envelope metadata only). Records
+# the call returned, under keys of their own or in lists, are data.
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"status": "failed", "message": "deploy rejected by policy"}',
+        '{"success": false, "message": "quota exceeded"}',
+        '{"ok": false, "reason": "branch protected"}',
+        '{"status_code": 422, "detail": "invalid ref"}',
+        '{"error": "rate limited", "data": null}',
+        '{"result": {"status": "failed", "message": "deploy rejected"}}',
+        '{"data": {"success": false}}',
+        '{"output": "{\\"status\\": \\"failed\\"}", "tool_name": "deploy"}',
+        '{"content": [{"type": "text", "text": "{\\"status\\": \\"rejected\\"}"}], '
+        '"isError": false}',
+        '{"response": {"code": 500, "message": "upstream failed"}}',
+        '{"result": {"data": {"status": "failed"}}}',
+    ],
+    ids=[
+        "top-level-status-failed",
+        "top-level-success-false",
+        "top-level-ok-false",
+        "top-level-http-422",
+        "top-level-error-text",
+        "envelope-status-failed",
+        "envelope-success-false",
+        "envelope-json-text-with-tool-name",
+        "mcp-single-content-block-status-rejected",
+        "envelope-code-500",
+        "envelope-inside-envelope",
+    ],
+)
+def test_the_calls_own_outcome_fields_are_read_at_the_top_and_through_envelopes(text):
+    assert result_is_error(text) is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"order": {"id": "#W1", "payment": {"status": "failed"}}}',
+        '{"result": {"order": {"status": "failed"}}}',
+        '{"runs": [{"id": 1, "status": "failed"}, {"id": 2, "status": "success"}]}',
+        '[{"id": 1, "status": "failed"}]',
+        '{"ok": true, "result": {"status": "failed"}}',
+        '{"data": {"status": "failed"}, "count": 1, "page": 1}',
+        '{"status": 200, "data": {"code": 500}}',
+        '{"content": [{"type": "text", "text": "{\\"status\\": \\"failed\\"}"}, '
+        '{"type": "text", "text": "{\\"status\\": \\"ok\\"}"}]}',
+    ],
+    ids=[
+        "record-under-its-own-key",
+        "record-under-a-key-inside-an-envelope",
+        "listing-of-runs",
+        "top-level-list-of-records",
+        "wrapper-beside-an-ok-outcome",
+        "wrapper-beside-paging-fields",
+        "record-code-beside-http-200",
+        "one-of-several-content-blocks",
+    ],
+)
+def test_status_fields_of_returned_records_are_data(text):
+    assert result_is_error(text) is False
