@@ -3,9 +3,11 @@
 - `unregistered_tool_call`: the model requested a tool it was not offered, as a structured
   call or written out as JSON text. Needs the offered tools; silent when they are unknown,
   and for a call the framework wrote into the history itself (`origin="framework"`).
-- `missing_tool_arguments`: a call lacks arguments its schema requires (or sends them
-  empty), or the turn's own plan text named a value for a parameter the call then dropped
-  (the model "knows" the file content in the plan and forgets it in `arguments`).
+- `missing_tool_arguments`: a call lacks arguments its schema requires (absent or null),
+  or the turn's own plan text named a value for a parameter the call then dropped or sent
+  empty (the model "knows" the file content in the plan and forgets it in `arguments`).
+  An empty value the call sends ("", [], {}) is a value, not a missing argument: clearing
+  a field, an empty filter or an empty file is something a call may ask for.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class ToolCallValidator:
         absent = [
             p
             for p in definition.required
-            if _is_empty(call.arguments.get(p)) and not _has_default(properties.get(p))
+            if call.arguments.get(p) is None and not _has_default(properties.get(p))
         ]
         if absent:
             unreadable = not call.arguments and call.arguments_text.strip() not in ("", "{}")
@@ -79,7 +81,7 @@ class ToolCallValidator:
             dropped = [
                 p
                 for p in properties
-                if p not in call.arguments
+                if _is_empty(call.arguments.get(p))
                 and p not in absent
                 and _plan_names_value(plan, p, properties.get(p))
             ]

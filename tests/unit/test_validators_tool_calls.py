@@ -103,10 +103,24 @@ MISSING = [
     pytest.param(
         chat(
             "",
-            calls=[Call("gh_put_file", {"repo": "a/b", "path": "x.py", "content": ""})],
+            calls=[
+                Call(
+                    "write_file",
+                    {"path": "notes.md", "content": ""},
+                    text='I will write notes.md with content: "# Notes\\n- item"',
+                )
+            ],
+            tools=[tool("write_file", required=("path",), content={"type": "string"})],
+        ),
+        id="plan-had-content-call-sent-it-empty",
+    ),
+    pytest.param(
+        chat(
+            "",
+            calls=[Call("gh_put_file", {"repo": "a/b", "path": "x.py", "content": None})],
             tools=[PUT_FILE],
         ),
-        id="required-content-empty",
+        id="required-content-null",
     ),
     pytest.param(
         chat(
@@ -156,6 +170,23 @@ NOT_MISSING = [
     pytest.param(
         chat("", calls=[Call("unknown_tool", {})], tools=[PUT_FILE]),
         id="unregistered-not-double-reported",
+    ),
+    pytest.param(
+        chat(
+            "",
+            calls=[Call("gh_put_file", {"repo": "a/b", "path": "x.py", "content": ""})],
+            tools=[PUT_FILE],
+        ),
+        id="required-content-given-empty-is-a-value",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Clear the filter tags on the dashboard.",
+            calls=[Call("set_filter", {"dashboard": "ops", "tags": []})],
+            tools=[tool("set_filter", required=("dashboard", "tags"))],
+        ),
+        id="required-list-given-empty-is-a-value",
     ),
 ]
 
