@@ -90,6 +90,9 @@ class Turn:
     `steps` are the texts of the turn's LLM outputs before the reply, one per step ("" when
     a step only called tools); a call's `step` indexes it, and `len(steps)` is the reply's.
     `tools` is None when the offered tools are unknown (not the same as none offered).
+    `user_history` holds every user message of the conversation before the turn's request,
+    beyond `context`'s window too (nudges excluded): a value the user gave once stays
+    given, so it grounds a later call's argument.
     """
 
     reply: str
@@ -98,6 +101,7 @@ class Turn:
     tools: tuple[ToolDefinition, ...] | None = None
     context: tuple[Message, ...] = ()
     history_tool_calls: tuple[ToolCall, ...] = ()
+    user_history: tuple[str, ...] = ()
     steps: tuple[str, ...] = ()
     system_prompt: str = ""
     model: str = ""

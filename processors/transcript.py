@@ -23,7 +23,8 @@ from .nudges import is_framework_nudge
 from .prose_calls import find_prose_calls, parse_arguments
 
 CONTEXT_WINDOW = 10
-"""Conversation messages before the turn that count as known (the usual window of ten)."""
+"""Conversation messages before the turn that count as known for identifiers (the usual
+window of ten). Argument grounding reads every user message (`Turn.user_history`)."""
 
 
 def turn_from_transcript(
@@ -65,6 +66,13 @@ def turn_from_transcript(
         for m in history[:-1][-CONTEXT_WINDOW:]
         if m.role in ("user", "assistant") and m.text
     )
+    # The window bounds what counts as an echo of the user's identifiers; what the user
+    # gave anywhere in the conversation still grounds a call's arguments.
+    user_history = tuple(
+        m.text
+        for m in history[:-1]
+        if m.role == "user" and m.text and not is_framework_nudge(m.text)
+    )
     history_calls = tuple(
         call
         for m in history
@@ -78,6 +86,7 @@ def turn_from_transcript(
         tools=_parse_tools(transcript.get("tools")),
         context=context,
         history_tool_calls=history_calls,
+        user_history=user_history,
         steps=tuple(steps),
         system_prompt="\n".join(m.text for m in messages if m.role == "system"),
         model=str(transcript.get("model") or ""),

@@ -1,7 +1,8 @@
 """Invented inputs (class 4b): tool-call argument values that nothing in the turn supplied.
 
-An argument is grounded when the conversation (user and assistant messages, system
-prompt) or an earlier tool result contains it, as `processors.grounding` decides. Values
+An argument is grounded when the conversation (the recent user and assistant messages,
+every user message of the session, the system prompt) or an earlier tool result contains
+it, as `processors.grounding` decides. Values
 the schema fixes (enum members, defaults, booleans) and low-information numbers are not
 checked: the model did not invent those.
 """
@@ -51,9 +52,12 @@ class ArgumentGroundingValidator:
         if not any(c.arguments for c in turn.tool_calls):
             return ()
         # A call's own result often echoes its inputs ({"city": "Paris", ...}); only what
-        # the agent knew before the call can ground an argument: the conversation, earlier
-        # turns' results, and the results of this turn's earlier calls.
-        known = turn.conversation_lower + "\n" + turn.history_results_text.lower()
+        # the agent knew before the call can ground an argument: the conversation (every
+        # user message of it, not only the recent window), earlier turns' results, and the
+        # results of this turn's earlier calls.
+        known = "\n".join(
+            (*turn.user_history, turn.conversation_text, turn.history_results_text)
+        ).lower()
         before = Grounds(known)
         definitions = {t.name: t for t in turn.tools or ()}
         out: list[Finding] = []
