@@ -85,6 +85,22 @@ def result_is_error(text: str) -> bool:
     return _ERROR_BANNER.match(stripped[:300]) is not None
 
 
+def structured_payload(text: str) -> Any | None:
+    """The value of a result that is JSON or Python-literal text opening like an object or
+    array, else None (plain text). Memoised: several validators read the same results;
+    the value is shared, so callers must not change it."""
+    stripped = text.strip()
+    if not stripped:
+        return None
+    payload = _structured_cached(stripped)
+    return None if payload is _TEXT else payload
+
+
+@lru_cache(maxsize=1024)
+def _structured_cached(text: str) -> Any:
+    return _structured(text)
+
+
 MAX_WRAPPER_DEPTH = 4
 """Wrappers (`{"content": {"result": ...}}`) followed into a payload."""
 MAX_LITERAL_CHARS = 65_536

@@ -2,8 +2,18 @@
 
 "`build_registry` is not defined in app.py" while the read_file result of this turn shows
 `def build_registry(cfg):`. The opposite of a fabrication, invisible to token checks
-because there is no fake token. Clean when the tool result itself says the name was not
-found (a search that came back empty).
+because there is no fake token.
+
+What shows a name: a tool result of the turn that contains it, read per result. A
+structured result (JSON or a Python literal) is read as its values and keys, at any depth
+of its arrays and objects, so a `"errors": []` beside a listed name does not hide it;
+values under error keys describe a failure, not what exists. What does not: a result that
+reports the name missing. A not-found error in any common form (`FileNotFoundError`, "No
+such file or directory", a `NameError`'s "is not defined", HTTP 404, "not found", "does
+not exist") that names it makes its other mentions in that result the attempt (the code
+line of the traceback, the requested URL), not evidence; a structured error payload that
+is a not-found shows nothing. Such a result supports "X does not exist / is not
+available".
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ from ..identifiers import extract_identifiers
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, MAX_MATCHES_PER_PATTERN
 from ..model import Finding, Turn
+from ..outcomes import result_is_error, structured_payload
 from ..text import PhraseMatcher, sentence_around
 from .base import finding
 
@@ -91,7 +102,7 @@ class MirrorDriftValidator:
     def __call__(self, turn: Turn) -> Sequence[Finding]:
         if not turn.tool_results_text:
             return ()
-        evidence = ""
+        evidence: _Evidence | None = None
         out: list[Finding] = []
         seen: set[str] = set()
         examined: set[int] = set()
@@ -105,12 +116,12 @@ class MirrorDriftValidator:
                 break  # each negated sentence costs a name scan; real replies have a few
             examined.add(sentence.start)
             lower = turn.reply_lower[sentence.start : sentence.end]
-            evidence = evidence or turn.tool_results_text.lower()
+            evidence = evidence or _Evidence(turn)
             subject = next(
                 (
                     s
                     for s in _negated_subjects(sentence.text, lower)
-                    if s[0].lower() not in seen and _shown_by_tools(s[0].lower(), evidence)
+                    if s[0].lower() not in seen and evidence.shows(s[0].lower())
                 ),
                 None,
             )
@@ -183,12 +194,83 @@ def _clause_end(lower: str, position: int) -> int:
     return brk.start() if brk else len(lower)
 
 
-def _shown_by_tools(name: str, evidence: str) -> bool:
-    """The name occurs in a tool result, and not merely inside a "not found" message."""
-    position = evidence.find(name)
-    while position != -1:
-        window = evidence[max(0, position - 80) : position + len(name) + 80]
-        if not _RESULT_NEGATION.search(window):
-            return True
-        position = evidence.find(name, position + 1)
-    return False
+_NOT_FOUND = re.compile(
+    r"not found|no such|does not exist|doesn't exist|not defined|no module named|"
+    r"filenotfounderror|modulenotfounderror|\b404\b|cannot find|could not find|"
+    r"unable to find|no matches|nicht gefunden|existiert nicht|不存在|未找到|找不到",
+)
+"""A result's words for "that is missing": they name the thing the call failed to find."""
+_ERROR_VALUE_KEYS = frozenset(
+    {"error", "errors", "error_message", "exception", "fault", "detail", "traceback"}
+)
+_WINDOW = 80
+MAX_RESULT_STRINGS = 20_000
+"""Strings (values and keys) read from one structured result; past it the rest is unread."""
+
+
+class _Evidence:
+    """The turn's tool results as mirror drift reads them (built once per turn, lazily)."""
+
+    def __init__(self, turn: Turn) -> None:
+        self._results: list[tuple[str, list[str]]] = []
+        for call in turn.tool_calls:
+            if call.result is None or call.answer or not call.result.strip():
+                continue
+            lower = call.result.lower()
+            payload = structured_payload(call.result)
+            if payload is None:
+                self._results.append((lower, [lower]))
+            elif not (result_is_error(call.result) and _NOT_FOUND.search(lower)):
+                self._results.append((lower, _strings(payload)))
+
+    def shows(self, name: str) -> bool:
+        """Some result shows the name and none of its mentions there reports it missing."""
+        for lower, strings in self._results:
+            if name not in lower:
+                continue
+            shown = False
+            for window in _windows(strings, name):
+                if _NOT_FOUND.search(window):
+                    shown = False  # the result reports it missing
+                    break
+                shown = shown or not _RESULT_NEGATION.search(window)
+            if shown:
+                return True
+        return False
+
+
+MAX_MENTIONS = 200
+"""Mentions of one name read per result: enough to meet its not-found message."""
+
+
+def _windows(strings: list[str], name: str) -> Iterator[str]:
+    """The text around each mention of the name, at most `MAX_MENTIONS`."""
+    count = 0
+    for text in strings:
+        position = text.find(name)
+        while position != -1 and count < MAX_MENTIONS:
+            count += 1
+            yield text[max(0, position - _WINDOW) : position + len(name) + _WINDOW]
+            position = text.find(name, position + len(name))
+
+
+def _strings(payload: object) -> list[str]:
+    """Lower-cased keys and string values of a structured result at any depth, without the
+    values under error keys (they describe a failure, not what exists)."""
+    out: list[str] = []
+    stack = [payload]
+    while stack and len(out) < MAX_RESULT_STRINGS:
+        value = stack.pop()
+        if isinstance(value, str):
+            out.append(value.lower())
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                key_text = str(key).lower()
+                out.append(key_text)
+                if key_text not in _ERROR_VALUE_KEYS:
+                    stack.append(item)
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(str(value))
+    return out
