@@ -3,7 +3,11 @@
 The hardest class to catch: five plausible `test_memory_*.py` files, a `tools/` directory,
 a `build_registry(cfg)` function, all consistent and all invented. Token matching alone
 cannot prove it, so this validator only raises a suspicion (`flag`) with a score, for a
-human to confirm. Proposals ("I'd create tests/test_cache.py") are not claims of existence.
+human to confirm. Proposals ("I'd create tests/test_cache.py") are not claims of existence,
+nor are plans ("We will filter by the `sale_date` column": first-person intent, the same
+class as "I'll"), nor the keys of structured output the reply writes (a progress ledger, a
+plan object, tool-like JSON): a `"next_speaker":` key is schema, not a name presented as
+existing. The values of such output are still read.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from .base import finding
 
 _PROPOSAL = re.compile(
     r"\b(?:I'd|I would|I could|I can|I'll|I will|we could|we should|we can|we'll|you could|"
+    r"we will|we'd|we are going to|we're going to|I am going to|I'm going to|let us|"
+    r"we need to|I need to|we must|we have to|"
     r"you can|you should|you might|you may|you'd|let's|consider|suggest\w*|propos\w*|"
     r"recommend\w*|plan\w*|would|could|should|might|e\.g\.|for example|such as|typically|"
     r"usually|for instance|example|könnte\w*|würde\w*|sollte\w*|vorschlag\w*|empfehle\w*|"
@@ -83,11 +89,26 @@ def _asserted_names(reply: str) -> list[CodeName]:
     so a long reply costs one lookup per name, not one per line."""
     keep = []
     for name in code_names(reply, snake_case=True):
+        if _is_key(reply, name):
+            continue
         sentence = sentence_around(reply, name.start)
         if _PROPOSAL.search(sentence.text) or _under_proposal_header(reply, name.start):
             continue
         keep.append(name)
     return keep
+
+
+_KEY_END = re.compile(r"""["']\s*:""")
+
+
+def _is_key(reply: str, name: CodeName) -> bool:
+    """The name is a key of structured output the reply writes (`"name": ...` in a JSON
+    object or `'name': ...` in a Python dict): schema, not a thing said to exist."""
+    return (
+        name.start > 0
+        and reply[name.start - 1] in "\"'"
+        and _KEY_END.match(reply, name.end) is not None
+    )
 
 
 def _under_proposal_header(reply: str, position: int) -> bool:

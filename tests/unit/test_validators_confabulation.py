@@ -145,3 +145,81 @@ def test_negated_existing_identifier(transcript: dict[str, Any]) -> None:
 @pytest.mark.parametrize("transcript", NOT_MIRROR)
 def test_not_mirror_drift(transcript: dict[str, Any]) -> None:
     assert "negated_existing_identifier" not in kinds_of(transcript)
+
+
+LEDGER = (
+    '{\n  "is_request_satisfied": {"reason": "The inventory has not been found yet.", '
+    '"answer": false},\n  "is_in_loop": {"reason": "First attempt.", "answer": false},\n'
+    '  "is_progress_being_made": {"reason": "The search found candidate sources.", '
+    '"answer": true},\n  "next_speaker": {"reason": "A page must be read.", '
+    '"answer": "web_surfer"},\n  "instruction_or_question": {"reason": "Needs the page.", '
+    '"answer": "Open the museum pricing page."}\n}'
+)
+TABLE_READ = Call(
+    "execute_code", {"code": "print(df.columns)"}, result="Index(['date', 'price', 'region'])"
+)
+
+# Structured output and plans: a JSON reply's keys are schema; first-person intent ("We
+# will filter by the `sale_date` column") is a plan. Neither presents names as existing.
+NOT_A_SET_SCHEMA_OR_PLAN = [
+    pytest.param(chat(LEDGER, calls=[]), id="progress-ledger-keys-without-tool-calls"),
+    pytest.param(chat(LEDGER, calls=[LISTING]), id="progress-ledger-keys-after-a-listing"),
+    pytest.param(
+        chat(
+            "Here is the plan object:\n{'step_one': 'load', 'step_two': 'filter', "
+            "'step_three': 'report'}",
+            calls=[LISTING],
+        ),
+        id="python-dict-keys",
+    ),
+    pytest.param(
+        chat(
+            "We will filter by the `sale_date` column to keep January 2023. "
+            "Then we will take the minimum of the `sale_price` column.",
+            calls=[TABLE_READ],
+        ),
+        id="we-will-plan-over-columns",
+    ),
+    pytest.param(
+        chat(
+            "We need to join on `store_code` and then group by `sales_region`.",
+            calls=[TABLE_READ],
+        ),
+        id="we-need-to-plan",
+    ),
+]
+
+# The same shapes presenting invented names as what exists: still a set.
+STILL_A_SET = [
+    pytest.param(
+        chat(
+            '{"files_found": ["src/cache/lru.py", "src/cache/ttl.py", "src/cache/policy.py"]}',
+            calls=[Call("glob", {"pattern": "src/**"}, result="src/main.py")],
+        ),
+        id="json-reply-values-are-read",
+    ),
+    pytest.param(
+        chat(
+            "The table has the columns `sale_date`, `sale_price` and `sale_region`.",
+            calls=[TABLE_READ],
+        ),
+        id="columns-presented-as-existing",
+    ),
+    pytest.param(
+        chat(
+            "We found the columns `sale_date`, `sale_price` and `sale_region` in the file.",
+            calls=[TABLE_READ],
+        ),
+        id="we-found-is-no-plan",
+    ),
+]
+
+
+@pytest.mark.parametrize("transcript", NOT_A_SET_SCHEMA_OR_PLAN)
+def test_schema_keys_and_plans_are_no_set(transcript: dict[str, Any]) -> None:
+    assert "confabulated_identifier_set" not in kinds_of(transcript)
+
+
+@pytest.mark.parametrize("transcript", STILL_A_SET)
+def test_invented_names_beside_schema_and_plans_are_a_set(transcript: dict[str, Any]) -> None:
+    assert "confabulated_identifier_set" in kinds_of(transcript)
