@@ -59,10 +59,12 @@ class SetUp:
 def _all() -> tuple[SetUp, ...]:
     # One module per framework family, each with its own SETUPS, in the table's order.
     from .frameworks import (
+        agno,
         autogen,
         crewai,
         google_adk,
         langchain,
+        llama_index,
         openai_agents,
         openai_sdk,
         pydantic_ai,
@@ -80,6 +82,8 @@ def _all() -> tuple[SetUp, ...]:
         crewai,
         google_adk,
         autogen,
+        llama_index,
+        agno,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
