@@ -34,7 +34,11 @@ class Identifier:
     end: int
 
 
-_URL = re.compile(r"https?://[^\s<>\"'`)\]}|]+", re.I)
+# A URL runs to a space, quote, bracket or brace; a parenthesis only as a balanced pair
+# (`/wiki/God_of_War_(2018_video_game)`), so a Markdown link's `)` is not part of it. The
+# two branches start with different characters and the inner run cannot hold `(` or `)`,
+# so every character is read at most twice.
+_URL = re.compile(r"https?://(?:[^\s<>\"'`()\]}|]|\([^\s<>\"'`()\]}|]*\))+", re.I)
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _UUID = re.compile(
     r"(?<![A-Za-z0-9])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -137,7 +141,7 @@ def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
         return out  # a substring test is far cheaper than a scan that cannot match
     if shape is Shape.URL:
         for m in bounded_finditer(_URL, text):
-            token = m.group().rstrip(_TRAILING)
+            token = _strip_url(m.group())
             if _has_path(token):
                 out.append((token, m.start(), m.start() + len(token)))
         return out
@@ -158,6 +162,16 @@ def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
             token = token.rstrip(_TRAILING)
         out.append((token, m.start(), m.start() + len(token)))
     return out
+
+
+def _strip_url(url: str) -> str:
+    """Trailing punctuation is the sentence's, except a `)` that closes a pair in the URL."""
+    end = len(url)
+    while end and url[end - 1] in _TRAILING:
+        if url[end - 1] == ")" and url.count("(", 0, end) >= url.count(")", 0, end):
+            break
+        end -= 1
+    return url[:end]
 
 
 def _has_path(url: str) -> bool:
@@ -200,3 +214,105 @@ def _sha_grounded(token: str, haystack: str) -> bool:
         return True
     # A hex run in the haystack (10+ chars) is a prefix of the token.
     return any(contains_token(haystack, token[:k]) for k in range(len(token) - 1, 9, -1))
+
+
+# --- identifiers that the reply does not present as existing ----------------------------
+
+_FRAME_WINDOW = 80
+"""How far before a token its framing ("should look like", "Go to") is read."""
+_ABBREVIATIONS = frozenset({"etc", "vs", "no", "nr", "ca", "approx", "fig", "inc", "ltd", "dr"})
+_SENTENCE_END = re.compile(r"(\S{0,12})[.!?](?=\s)|[。！？；]")
+
+# Framings read on the lower-cased text right before a token; `\Z` ties each to it.
+_GAP = r"[\s:\"'`“”„«(*\[]*\Z"
+_FORMAT_FRAME = re.compile(
+    r"(?:\b(?:should|would|will|must|might|may|could|usually|typically|normally|generally|"
+    r"always|often)\s+(?:\w+\s+)?looks?\s+(?:something\s+|roughly\s+|a bit\s+)?like"
+    r"|\blooks?\s+(?:something|roughly|a bit)\s+like"
+    r"|\b(?:in|of|has|have|follows?|with)\s+the\s+(?:form|format|pattern|shape)(?:\s+of)?"
+    r"|\bformatted\s+(?:as|like)|\bformat\s*(?:is|like|such as)?"
+    r"|\bsieht\s+(?:etwa\s+)?so\s+aus|\bim\s+format|\bnach\s+dem\s+muster"
+    r"|格式(?:为|是|如)?|形如|类似于?)" + _GAP
+)
+_EXAMPLE_MARK = re.compile(
+    r"(?:\be\.\s?g\.,?|\bfor\s+(?:example|instance),?|\bsuch\s+as|\bz\.\s?b\.|"
+    r"\bzum\s+beispiel|\bbeispielsweise|例如|比如)" + _GAP
+)
+# A URL offered as a place to go: an instruction at the start of its sentence or clause,
+# or a plan, an offer or a guess anywhere before it.
+_MARKERS = r"\A[\s\-*•>#\d.)]*(?:\*\*[^*]{0,40}\*\*:?\s*)?"
+_CLAUSE_START = r"(?:" + _MARKERS + r"|[,;:]\s*|\b(?:then|or|otherwise|else)\s+)"
+_INSTRUCTION = re.compile(
+    _CLAUSE_START + r"(?:(?:go|head|navigate|browse|proceed|return|switch)\s+(?:back\s+)?to\b|"
+    r"(?:visit|open|check|download|access|enter|type|paste|click|use|look\s+(?:at|up)|"
+    r"refer\s+to|try|consult|search|find|locate|follow|explore|start\s+at|rufe?|öffne|"
+    r"besuche|gehe?\s+(?:auf|zu)|访问|打开|前往)\b)"
+)
+_PLAN_OR_GUESS = re.compile(
+    r"\byou\s+(?:can|could|may|might|should|would|need\s+to|will\s+need\s+to)\b"
+    r"|\b(?:i|we)(?:'ll|'d|\s+will|\s+would|\s+could|\s+can|\s+should|\s+might|\s+plan\s+to|"
+    r"\s+need\s+to|\s+am\s+going\s+to|\s+are\s+going\s+to)\s+(?:\w+\s+)?(?:use|try|visit|"
+    r"fetch|scrape|access|open|check|query|call|request|download|look|start|navigate|go)\b"
+    r"|\blet(?:'s|\s+us|\s+me)\s+(?:\w+\s+)?(?:use|try|visit|fetch|scrape|access|open|check|"
+    r"query|download|look|start|navigate|go)\b|\bplease\b"
+    r"|\b(?:seems?|appears?)\s+to\s+be\b|\b(?:might|may|could|should|would)\s+be\b"
+    r"|\bprobably\b|\bpresumably\b|\bi\s+(?:think|guess|believe|assume|suspect)\b"
+    r"|\b(?:sie\s+können|du\s+kannst)\b|\bvermutlich\b|\bwahrscheinlich\b"
+    r"|可以(?:访问|打开|查看)|请(?:访问|打开)|可能是"
+)
+# Words that present the URL as where something came from: then it is a report.
+_PROVENANCE = re.compile(
+    r"\b(?:retrieved|fetched|obtained|scraped|collected|extracted|downloaded|pulled|"
+    r"returned|reported|according\s+to|based\s+on|sources?|sourced|taken\s+from|"
+    r"comes?\s+from|came\s+from|laut|quelle|abgerufen)\b|来源|来自|根据"
+)
+
+
+def frame_before(text_lower: str, start: int) -> str:
+    """The lower-cased text of the token's sentence before it, at most _FRAME_WINDOW long."""
+    low = max(0, start - _FRAME_WINDOW)
+    cut = max(text_lower.rfind("\n", low, start) + 1, low)
+    begin = cut
+    for m in _SENTENCE_END.finditer(text_lower, cut, start):
+        word = m.group(1) or ""
+        if word.isdigit() or "." in word or word.lstrip("(") in _ABBREVIATIONS:
+            continue  # "1." of a list item, "e.g.", "etc.", "No." end no sentence
+        begin = m.end()
+    return text_lower[begin:start]
+
+
+def is_format_example(text_lower: str, ident: Identifier) -> bool:
+    """The token shows what an identifier looks like ("It should look like #W0000000",
+    "e.g. ORD-0000"), so it claims no such record exists."""
+    before = frame_before(text_lower, ident.start)
+    if _FORMAT_FRAME.search(before):
+        return True
+    return _EXAMPLE_MARK.search(before) is not None and is_placeholder(ident.text)
+
+
+def is_placeholder(token: str) -> bool:
+    """Digits that only show a shape: one digit repeated or counting up (0000, 1234567)."""
+    digits = "".join(c for c in token if c.isdigit())
+    if len(digits) < 3:
+        return "xxx" in token.lower()
+    return len(set(digits)) == 1 or digits in "01234567890123456789"
+
+
+def is_place_to_go(text_lower: str, ident: Identifier) -> bool:
+    """A URL offered as where to look, not as a result: an instruction ("Go to …"), a plan
+    or offer ("I'll use the URL …", "you can check …") or a guess ("seems to be …") before
+    it in its sentence, with no provenance word ("retrieved", "according to", "source").
+    A URL whose path holds a record (ticket key, SHA, UUID, order id) still asserts that
+    record, so it is never only a place to go."""
+    if ident.shape is not Shape.URL or _holds_record(ident.text):
+        return False
+    before = frame_before(text_lower, ident.start)
+    if _PROVENANCE.search(before):
+        return False
+    return _INSTRUCTION.search(before) is not None or _PLAN_OR_GUESS.search(before) is not None
+
+
+def _holds_record(url: str) -> bool:
+    rest = url.split("://", 1)[-1]
+    path = rest.partition("/")[2]
+    return any(i.shape is not Shape.URL for i in extract_identifiers(path))

@@ -1,7 +1,12 @@
 """Classes 1 and 2: identifiers the tool trace does not back.
 
+Only identifiers the reply presents as existing are checked: not those inside code it
+hands to a tool to run, format examples framed as such, or URLs it gives as a place to
+go (see `presented_as_existing`).
+
 - `fabricated_identifier`: grounded nowhere (no tool result of the session, not in the
-  conversation or system prompt).
+  conversation or system prompt). A URL that a successful fetch of the session was given
+  is grounded too: the page loaded, so it exists.
 - `borrowed_identifier`: known only from the conversation, yet presented as what a tool
   returned (a provenance lie that a check of tool results alone cannot see). A plain echo
   is clean.
@@ -14,7 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..identifiers import Identifier, is_grounded
+from ..codeish import inside, reply_code_spans
+from ..fetches import fetched_arguments
+from ..identifiers import Identifier, Shape, is_format_example, is_grounded, is_place_to_go
 from ..kinds import Kind
 from ..model import Finding, Turn
 from ..text import sentence_around
@@ -52,9 +59,17 @@ class IdentifierValidator:
             return ()
         out: list[Finding] = []
         reported: set[str] = set()
+        code = reply_code_spans(turn)
+        fetched: str | None = None
         for ident in identifiers:
             key = ident.text.lower()
             if key in reported or is_grounded(ident, turn.evidence_lower):
+                continue
+            if ident.shape is Shape.URL:
+                fetched = fetched_arguments(turn) if fetched is None else fetched
+                if is_grounded(ident, fetched):
+                    continue  # a page a fetch of the session read exists
+            if not presented_as_existing(turn, ident, code):
                 continue
             if is_grounded(ident, turn.conversation_lower):
                 if _attributed_to_tool(turn.reply, ident):
@@ -84,6 +99,17 @@ class IdentifierValidator:
                 )
             )
         return out
+
+
+def presented_as_existing(
+    turn: Turn, ident: Identifier, code: Sequence[tuple[int, int]] = ()
+) -> bool:
+    """False for what names no existing thing: code handed to a tool to run, a format
+    example ("should look like #W0000000"), a URL given as a place to go ("Go to …")."""
+    if inside(code, ident.start):
+        return False
+    lower = turn.reply_lower
+    return not (is_format_example(lower, ident) or is_place_to_go(lower, ident))
 
 
 def user_quoted_identifiers(turn: Turn) -> tuple[str, ...]:

@@ -117,6 +117,112 @@ def test_grounded_or_non_identifier_is_clean(transcript: dict[str, Any]) -> None
     assert "borrowed_identifier" not in found
 
 
+RUN = Call("execute_code", {"code": 'url = "https://api.acme.dev/v2/items/{item_id}"\nprint(url)'})
+
+NOT_PRESENTED_AS_EXISTING = [
+    pytest.param(
+        chat(
+            'Fetching it:\n\n```python\nimport requests\nr = requests.get("https://api.acme.dev/v2/'
+            'orders/5dd7d3b1c2ea")\nprint(r.json())\n```',
+        ),
+        id="code-block-tagged-python",
+    ),
+    pytest.param(
+        chat(
+            'Running:\n\n```\nurl = "https://api.acme.dev/v2/items/{item_id}"\nprint(url)\n```',
+            calls=[RUN],
+        ),
+        id="untagged-block-the-turn-ran",
+    ),
+    pytest.param(
+        chat("```sh\ncurl -s https://api.acme.dev/v2/repos/{owner}/hooks\n```"),
+        id="f-string-template-in-shell-block",
+    ),
+    pytest.param(
+        chat("Could you send me the order id? It should look like #W0000000."),
+        id="format-example-should-look-like",
+    ),
+    pytest.param(
+        chat("Ticket keys are in the form OPS-1234; which one is yours?"),
+        id="format-example-in-the-form",
+    ),
+    pytest.param(
+        chat("Give me the reference, e.g. ORD-0000 from the receipt."),
+        id="placeholder-after-e-g",
+    ),
+    pytest.param(
+        chat("1. Go to the [search page](https://arxiv.org/search/).\n2. Enter the title."),
+        id="instruction-go-to",
+    ),
+    pytest.param(
+        chat("The page we need seems to be `https://docs.acme.dev/guide/limits`; I'll fetch it."),
+        id="guessed-url",
+    ),
+    pytest.param(
+        chat("You can check the status page at https://status.acme.dev/incidents/latest."),
+        id="offer-you-can-check",
+    ),
+    pytest.param(
+        chat(
+            "The article is [God of War](https://en.wikipedia.org/wiki/God_of_War_(2018_video_game)).",
+            calls=[
+                Call(
+                    "web_search",
+                    result="https://en.wikipedia.org/wiki/God_of_War_(2018_video_game) - Wikipedia",
+                )
+            ],
+        ),
+        id="url-with-balanced-parentheses-is-one-token",
+    ),
+]
+STILL_FABRICATED = [
+    pytest.param(
+        chat("Here is the log:\n\n```\ncommit 9d22a7cdeadbeef12 fix\n```"),
+        id="untagged-block-nothing-ran-may-be-pasted-output",
+    ),
+    pytest.param(
+        chat("```python\nx = 1\n```\nThe run's commit is 9d22a7cdeadbeef12."),
+        id="prose-after-a-code-block",
+    ),
+    pytest.param(
+        chat("For example #W8812345 was delivered yesterday."), id="example-mark-with-real-id"
+    ),
+    pytest.param(chat("It looks like #W8812345 was cancelled."), id="looks-like-is-not-a-format"),
+    pytest.param(
+        chat("Go to https://tracker.acme.dev/browse/WEB-2291 to see the ticket."),
+        id="place-to-go-holding-a-ticket-key",
+    ),
+    pytest.param(
+        chat("The figures were retrieved from https://data.acme.dev/reports/2026/q3."),
+        id="url-presented-as-where-data-came-from",
+    ),
+    pytest.param(
+        chat("- URL: https://www.trails.example/trail/us/mist-trail\n- Reviews: 18,767"),
+        id="url-in-a-results-listing",
+    ),
+    pytest.param(
+        chat("See [the page](https://en.wikipedia.org/wiki/Pluto_(dwarf_planet)) for the date."),
+        id="parenthesised-url-not-in-any-result",
+    ),
+]
+
+
+@pytest.mark.parametrize("transcript", NOT_PRESENTED_AS_EXISTING)
+def test_code_format_examples_and_places_to_go_are_no_identifier_claims(
+    transcript: dict[str, Any],
+) -> None:
+    found = kinds_of(transcript)
+    assert "fabricated_identifier" not in found
+    assert "borrowed_identifier" not in found
+
+
+@pytest.mark.parametrize("transcript", STILL_FABRICATED)
+def test_same_shapes_presented_as_existing_are_still_fabricated(
+    transcript: dict[str, Any],
+) -> None:
+    assert "fabricated_identifier" in kinds_of(transcript)
+
+
 BORROWED = [
     pytest.param(
         chat(
@@ -188,6 +294,24 @@ def test_echo_or_real_tool_output_is_not_borrowed(transcript: dict[str, Any]) ->
 )
 def test_shapes(text: str, shape: Shape) -> None:
     assert [i.shape for i in extract_identifiers(text)] == [shape]
+
+
+@pytest.mark.parametrize(
+    ("text", "url"),
+    [
+        (
+            "[G](https://en.wikipedia.org/wiki/G_(2018_game))",
+            "https://en.wikipedia.org/wiki/G_(2018_game)",
+        ),
+        ("(see https://x.io/a/b)", "https://x.io/a/b"),
+        ("at https://x.io/a_(b).", "https://x.io/a_(b)"),
+        ("https://x.io/a(b c", "https://x.io/a"),
+        ('f"https://api.x.io/repos/{owner}/{repo}"', "https://api.x.io/repos/{owner"),
+    ],
+    ids=["markdown-link", "in-parentheses", "pair-then-full-stop", "unclosed", "brace"],
+)
+def test_url_ends(text: str, url: str) -> None:
+    assert [i.text for i in extract_identifiers(text)] == [url]
 
 
 def test_sha_inside_url_belongs_to_the_url() -> None:
