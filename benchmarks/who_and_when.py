@@ -14,7 +14,8 @@ output. A run's trace, as FactLedger would read it:
                                                                are its history tool calls
 
 - Every expert message after the task message is one turn of that expert (`Turn.agent`),
-  with the expert's role text as system prompt; the message is the reply.
+  with the expert's role text as system prompt; the message is the reply. The group chat's
+  members (the experts the run names and the terminal) are the turn's `participants`.
 - The code blocks an expert writes and the terminal's answer right after are one call of
   the offered tool `execute_code`: the blocks are its `code` (joined; `language` is the
   first block's), the terminal's text is its result, a non-zero exit code its failure. The
@@ -275,6 +276,8 @@ def run_turns(run: Run) -> list[ReplyTurn]:
     calls = [*_executions(history), *_browser_calls(history)]
     surfers = {_name(history[at]) for at, call in calls if call.name != TOOL_NAME}
     labelled = run.labelled_index
+    # The group chat's members, as AG2's GroupChat knows them: the experts and the terminal.
+    participants = tuple(dict.fromkeys([*run.system_prompts, TERMINAL]))
     out: list[ReplyTurn] = []
     for index in range(1, len(history)):
         agent = _name(history[index])
@@ -299,6 +302,7 @@ def run_turns(run: Run) -> list[ReplyTurn]:
             turn_id=f"who_and_when/{run.run_id}/step{index:02d}",
             conversation_id=f"who_and_when/{run.run_id}",
             agent=agent,
+            participants=participants,
         )
         out.append(ReplyTurn(run, index, turn, _position(index, run.mistake_step, labelled)))
     return out

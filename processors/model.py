@@ -112,6 +112,10 @@ class Turn:
     conversation_id: str = ""
     service: str = ""
     agent: str = ""
+    participants: tuple[str, ...] = ()
+    """Agents that speak in the turn's conversation, when the source names them (a group
+    chat's members, the `name` of chat messages): empty when unknown or when the agent
+    talks with the user alone. Agents the turn only called as tools are not among them."""
 
     # Derived views, computed once per turn and shared by every validator.
     # cached_property stores into __dict__ directly, so it works on a frozen dataclass.

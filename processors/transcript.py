@@ -92,7 +92,16 @@ def turn_from_transcript(
         model=str(transcript.get("model") or ""),
         turn_id=turn_id or transcript_digest(transcript),
         conversation_id=conversation_id,
+        agent=reply.name,
+        participants=_participants(messages),
     )
+
+
+def _participants(messages: list[_RawMessage]) -> tuple[str, ...]:
+    """The named speakers of a chat (the `name` of its user and assistant messages, as a
+    group chat sends them), when there are at least two; else none."""
+    names = dict.fromkeys(m.name for m in messages if m.name and m.role in ("user", "assistant"))
+    return tuple(names) if len(names) >= 2 else ()
 
 
 def transcript_digest(transcript: Mapping[str, Any]) -> str:
@@ -112,6 +121,8 @@ class _RawMessage:
     tool_call_id: str = ""
     is_error: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
+    name: str = ""
+    """The speaker's name on a user or assistant message (OpenAI's `name`)."""
 
 
 def _parse_message(index: int, raw: Any) -> _RawMessage:
@@ -128,6 +139,7 @@ def _parse_message(index: int, raw: Any) -> _RawMessage:
         calls=calls,
         tool_call_id=str(raw.get("tool_call_id") or raw.get("name") or ""),
         is_error=bool(raw.get("is_error")),
+        name=str(raw.get("name") or "") if role in ("user", "assistant") else "",
     )
 
 

@@ -3,6 +3,12 @@
 "One moment, let me check." with zero tool calls leaves the user waiting for work that
 will never happen. A question back to the user is not a stall, nor is a promise that
 waits on the user ("I'll deploy once you confirm").
+
+In a group chat the reply is not the end of the conversation: it goes to the group, whose
+next speaker (another agent, or the same one called again) picks the promise up. So when
+the turn's agent is one of several agents speaking in the conversation
+(`Turn.participants`), a closing promise is a hand-over, not a stall. An agent alone with
+the user, or a lead whose helpers it only called as tools, still stalls.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ class StallValidator:
     kinds = frozenset({Kind.STALL})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
-        if turn.executed_calls or not turn.reply.strip():
+        if turn.executed_calls or not turn.reply.strip() or _in_group_chat(turn):
             return ()
         # Only the end of the reply matters; splitting just its tail keeps long replies cheap.
         offset = max(0, len(turn.reply) - _TAIL)
@@ -77,3 +83,8 @@ class StallValidator:
                 )
             ]
         return ()
+
+
+def _in_group_chat(turn: Turn) -> bool:
+    """The turn's agent is one of several agents that speak in its conversation."""
+    return turn.agent in turn.participants and any(p != turn.agent for p in turn.participants)
