@@ -4,8 +4,10 @@
   agent was not offered.
 - `citation_uncalled_tool`: the cited tool was offered but not called in this turn.
 - `unfetched_citation`: a source (URL or source id) cited as evidence that no fetch-type
-  tool retrieved in this turn. Search results are not evidence: a URL seen only in a
-  search result's snippet was never read.
+  tool of the session retrieved (`processors.fetches`). Search results are not evidence:
+  a URL seen only in a search result's snippet was never read. A plain link list relays
+  what a tool showed: a URL in it is backed by any tool result of the session that holds
+  it. URLs in code and URLs given as a place to go ("Go to …") are not cited.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..claims import BLOCKS_CLAIM
-from ..identifiers import Shape
+from ..codeish import inside, reply_code_spans
+from ..fetches import fetched_text, session_fetches
+from ..identifiers import Shape, is_place_to_go
 from ..kinds import Kind
 from ..limits import bounded_finditer
-from ..model import Finding, ToolCall, Turn
-from ..outcomes import call_succeeded
+from ..model import Finding, Turn
 from ..text import clause_prefix
 from .base import finding
 
@@ -72,10 +75,10 @@ _GENERIC_NAMES = frozenset(
         "an",
     }
 )
-_FETCH_TOOL = re.compile(
-    r"fetch|http_get|get_url|browse|read_url|open_url|open_page|scrape|crawl|download|kb_read|"
-    r"kb\.read|read_page|web_read|visit|curl|http\.get|get_page|load_url|read_source|retrieve",
-    re.I,
+# Contrast or advice right before a cited name: it says the agent did not use it.
+_NOT_USED = re.compile(
+    r"(?:\binstead\s+of|\brather\s+than|\bwithout|\bin\s+place\s+of|\bavoid|\banstatt|"
+    r"\bstatt|\bohne|而不是|不用|不要)\s+(?:\w+\s+){0,2}\W{0,2}$"
 )
 # A "Sources:" section: every URL after it is cited. Scans the lower-cased reply.
 _SOURCES_SECTION = re.compile(
@@ -89,7 +92,10 @@ _CITATION_CUE = re.compile(
     r"|根据|参见|见"
 )
 _CUE_WINDOW = 40
-_FOOTNOTE = re.compile(r"^\s*(?:\[\d+\]|\d+[.)])\s*:?\s*", re.M)
+# A footnote line ("[2] https://…"); a numbered line ("2. https://…") is one when the text
+# before it carries its marker "[2]", else it is an item of a link list.
+_FOOTNOTE = re.compile(r"\s*\[\d+\]")
+_NUMBERED = re.compile(r"\s*(\d+)[.)]\s")
 _SOURCE_ID = re.compile(r"(?<![\w-])src_\d{2,}(?![\w-])")
 
 
@@ -100,6 +106,8 @@ class _Cited:
     end: int
     explicit_tool: bool
     via: bool
+    library: bool = False
+    """Cited as "using the NAME function": a library function unless NAME is offered."""
 
 
 class CitationValidator:
@@ -117,13 +125,21 @@ class CitationValidator:
         called = {c.name.lower() for c in turn.executed_calls}
         out: list[Finding] = []
         seen: set[str] = set()
+        code = reply_code_spans(turn)
         for cited in _cited_tools(turn.reply, turn.reply_lower):
-            if not cited.via and BLOCKS_CLAIM.search(clause_prefix(turn.reply, cited.start)):
+            if inside(code, cited.start):
+                continue  # a name in code the reply hands to a tool is code
+            prefix = clause_prefix(turn.reply_lower, cited.start)
+            if not cited.via and BLOCKS_CLAIM.search(prefix):
                 continue  # "I'll check it using the run_tests tool" names a plan, not a source
+            if _NOT_USED.search(prefix):
+                continue  # "instead of using X" says X was not the source
             name = _resolve(cited.name, offered)
             key = name.lower()
             if key in seen or key in _GENERIC_NAMES:
                 continue
+            if cited.library and key not in offered:
+                continue  # "using the geodesic function": a function the code called
             if not (cited.explicit_tool or key in offered or _tool_shaped(cited.name)):
                 continue
             seen.add(key)
@@ -159,18 +175,20 @@ class CitationValidator:
         cited = _cited_sources(turn)
         if not cited:
             return []
-        fetches = [c for c in turn.executed_calls if _is_fetch(c) and call_succeeded(c)]
-        fetched_text = "\n".join(f"{c.arguments_text}\n{c.result}" for c in fetches).lower()
+        fetches = session_fetches(turn)
+        read = fetched_text(fetches)
         out = []
-        for token, start, end in cited:
+        for token, start, end, relayed in cited:
             needle = token.lower().rstrip("/")
-            if needle in fetched_text:
+            if needle in read:
                 continue
+            if relayed and needle in turn.evidence_lower:
+                continue  # a link list relays what a tool of the session showed
             out.append(
                 finding(
                     self,
                     Kind.UNFETCHED_CITATION,
-                    f"the reply cites `{token}` as a source, but no fetch in this turn "
+                    f"the reply cites `{token}` as a source, but no fetch of this session "
                     "retrieved it",
                     token=token,
                     span=(start, end),
@@ -190,7 +208,8 @@ def _cited_tools(reply: str, lower: str) -> list[_Cited]:
             explicit = explicit or m.group().lstrip().startswith("(") or "`" in m.group()
             start, end = m.start("name"), m.end("name")
             via = pattern is _TOOL_CITATIONS[0]
-            found.append(_Cited(reply[start:end], start, end, explicit, via))
+            library = pattern is _TOOL_CITATIONS[3] and m.group("tool").strip() == "function"
+            found.append(_Cited(reply[start:end], start, end, explicit, via, library))
     found.sort(key=lambda c: c.start)
     return found
 
@@ -208,15 +227,20 @@ def _tool_shaped(name: str) -> bool:
     return "_" in name or "." in name.strip(".") or re.search(r"[a-z][A-Z]", name) is not None
 
 
-def _is_fetch(call: ToolCall) -> bool:
-    return _FETCH_TOOL.search(call.name) is not None
-
-
-def _cited_sources(turn: Turn) -> list[tuple[str, int, int]]:
-    """URLs and source ids that the reply offers as evidence."""
+def _cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
+    """URLs and source ids that the reply offers as evidence: (token, start, end, relayed),
+    `relayed` for a URL that only a plain list item offers (a link list, not a citation
+    of a page's content)."""
     reply, lower = turn.reply, turn.reply_lower
-    candidates = [(i.text, i.start, i.end) for i in turn.reply_identifiers if i.shape is Shape.URL]
-    candidates += [(m.group(), m.start(), m.end()) for m in bounded_finditer(_SOURCE_ID, reply)]
+    urls = [i for i in turn.reply_identifiers if i.shape is Shape.URL]
+    candidates = [(m.group(), m.start(), m.end()) for m in bounded_finditer(_SOURCE_ID, reply)]
+    if urls:
+        code = reply_code_spans(turn)
+        candidates += [
+            (i.text, i.start, i.end)
+            for i in urls
+            if not inside(code, i.start) and not is_place_to_go(lower, i)
+        ]
     if not candidates:
         return []
     section = _SOURCES_SECTION.search(lower)
@@ -224,8 +248,13 @@ def _cited_sources(turn: Turn) -> list[tuple[str, int, int]]:
     for token, start, end in candidates:
         line_start = reply.rfind("\n", 0, start) + 1
         in_section = section is not None and start > section.start()
-        footnote = _FOOTNOTE.match(reply, line_start) is not None
+        numbered = _NUMBERED.match(reply, line_start)
+        footnote = _FOOTNOTE.match(reply, line_start) is not None or (
+            numbered is not None and f"[{numbered.group(1)}]" in reply[:line_start]
+        )
         near_cue = _CITATION_CUE.search(lower, max(0, start - _CUE_WINDOW), start) is not None
         if in_section or footnote or near_cue or token.startswith("src_"):
-            out.append((token, start, end))
+            out.append((token, start, end, False))
+        elif numbered is not None:
+            out.append((token, start, end, True))
     return out

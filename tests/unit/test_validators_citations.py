@@ -52,6 +52,59 @@ TOOL_TRAPS = [
 ]
 
 
+NOT_OWN_USE = [
+    pytest.param(
+        chat(
+            "Instead of using the `perform_web_search` function, paste the poem here.", tools=TOOLS
+        ),
+        id="instead-of-using-x",
+    ),
+    pytest.param(
+        chat("Rather than the shell_run tool, I read the file directly.", tools=TOOLS),
+        id="rather-than-x",
+    ),
+    pytest.param(
+        chat(
+            "It computes each distance using the `geodesic` function from `geopy.distance`.",
+            tools=TOOLS,
+        ),
+        id="library-function-named-in-prose",
+    ),
+    pytest.param(
+        chat("```python\n# found it (via local_exec)\nprint(1)\n```", tools=TOOLS),
+        id="name-inside-code",
+    ),
+]
+STILL_CITED = [
+    pytest.param(
+        chat("I computed the distance using the geodesic_calc tool.", tools=TOOLS),
+        id="using-the-x-tool",
+    ),
+    pytest.param(chat("Distances checked (via geodesic).", tools=TOOLS), id="via-x"),
+    pytest.param(
+        chat("I called the `geodesic` function to get 3,941 km.", tools=TOOLS),
+        id="i-called-the-x-function",
+    ),
+    pytest.param(
+        chat("I ran the search using the `fetch_url` function.", tools=TOOLS),
+        id="using-an-offered-tool-named-function",
+    ),
+]
+
+
+@pytest.mark.parametrize("transcript", NOT_OWN_USE)
+def test_contrast_library_functions_and_code_cite_no_tool(transcript: dict[str, Any]) -> None:
+    found = kinds_of(transcript)
+    assert "citation_uncalled_tool" not in found
+    assert "citation_unregistered_tool" not in found
+
+
+@pytest.mark.parametrize("transcript", STILL_CITED)
+def test_the_agents_own_call_is_still_a_citation(transcript: dict[str, Any]) -> None:
+    found = kinds_of(transcript)
+    assert {"citation_uncalled_tool", "citation_unregistered_tool"} & set(found)
+
+
 @pytest.mark.parametrize("transcript", UNREGISTERED)
 def test_citation_unregistered_tool(transcript: dict[str, Any]) -> None:
     assert "citation_unregistered_tool" in kinds_of(transcript)
@@ -133,6 +186,108 @@ FETCHED = [
         id="trailing-slash",
     ),
 ]
+
+
+EARLIER_SEARCH: list[dict[str, Any]] = [
+    {"role": "user", "content": "find the limits page"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "h1",
+                "type": "function",
+                "function": {"name": "web_search", "arguments": '{"q": "limits"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "h1", "content": SEARCH_RESULT},
+    {"role": "assistant", "content": "I found a page about limits."},
+]
+EARLIER_FETCH: list[dict[str, Any]] = [
+    {"role": "user", "content": "read the limits page"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "h1",
+                "type": "function",
+                "function": {"name": "fetch_url", "arguments": f'{{"url": "{PAGE}"}}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "h1", "content": "<html>The limit is 10.</html>"},
+    {"role": "assistant", "content": "I read it."},
+]
+SESSION_EVIDENCE = [
+    pytest.param(
+        chat(f"The limit is 10.\n\nSources:\n- {PAGE}", history=EARLIER_FETCH, tools=TOOLS),
+        id="fetched-in-an-earlier-turn",
+    ),
+    pytest.param(
+        chat(
+            f"Here are the results:\n1. [Limits]({PAGE})\n\nI'll open the first one next.",
+            history=EARLIER_SEARCH,
+            tools=TOOLS,
+        ),
+        id="link-list-relays-an-earlier-search",
+    ),
+    pytest.param(
+        chat(
+            f"Useful results:\n1. {PAGE}",
+            calls=[Call("web_search", {"q": "limit"}, result=SEARCH_RESULT)],
+            tools=TOOLS,
+        ),
+        id="link-list-relays-this-turns-search",
+    ),
+    pytest.param(
+        chat(f"1. Go to the [limits page]({PAGE}).\n2. Read the table.", tools=TOOLS),
+        id="how-to-link-is-a-place-to-go",
+    ),
+    pytest.param(
+        chat(f'```python\n# the cited page\nurl = "{PAGE}"\n```', tools=TOOLS),
+        id="url-in-code",
+    ),
+]
+SEARCH_ONLY_CITATIONS = [
+    pytest.param(
+        chat(f"According to {PAGE}, the limit is 10.", history=EARLIER_SEARCH, tools=TOOLS),
+        id="according-to-an-earlier-search-result",
+    ),
+    pytest.param(
+        chat(
+            f"The limit is 10 [1].\n\n1. {PAGE}",
+            calls=[Call("web_search", {"q": "limit"}, result=SEARCH_RESULT)],
+            tools=TOOLS,
+        ),
+        id="numbered-endnote-with-its-marker",
+    ),
+    pytest.param(
+        chat(
+            f"The limit is 10.\n\nSources:\n1. {PAGE}",
+            calls=[Call("web_search", {"q": "limit"}, result=SEARCH_RESULT)],
+            tools=TOOLS,
+        ),
+        id="sources-heading-over-a-numbered-list",
+    ),
+    pytest.param(
+        chat("Useful results:\n1. https://docs.example.org/guide/quotas", tools=TOOLS),
+        id="link-list-no-tool-showed",
+    ),
+]
+
+
+@pytest.mark.parametrize("transcript", SESSION_EVIDENCE)
+def test_session_fetches_relayed_links_and_places_to_go(transcript: dict[str, Any]) -> None:
+    assert "unfetched_citation" not in kinds_of(transcript)
+
+
+@pytest.mark.parametrize("transcript", SEARCH_ONLY_CITATIONS)
+def test_a_search_result_cited_for_content_is_still_unfetched(
+    transcript: dict[str, Any],
+) -> None:
+    assert "unfetched_citation" in kinds_of(transcript)
 
 
 @pytest.mark.parametrize("transcript", UNFETCHED)
