@@ -152,15 +152,21 @@ _COWORKERS = re.compile(r"coworkers?:\s*([^\n,]+)", re.IGNORECASE)
 """Where a delegation tool's description lists whom it reaches (CrewAI: "Delegate a
 specific task to one of the following coworkers: release_engineer")."""
 
+_AGENTS = re.compile(r"available agents:\s*[\[{(]?\s*['\"]?([\w.-]+)", re.IGNORECASE)
+"""Where a handoff tool's description lists the agents it hands off to (LlamaIndex's
+AgentWorkflow: "Currently available agents:\n{'release_engineer': '...'}")."""
+
 
 def _delegation_arguments(
     schema: Mapping[str, Any], request_text: str, description: str = ""
 ) -> dict[str, Any]:
     """The user's request as every required string argument; an argument that names the
-    coworker to reach (its description says so) names the first one the tool lists."""
+    coworker to reach (its description says so) or the agent to hand off to (its name says
+    so) names the first one the tool lists."""
     properties = schema.get("properties") or {}
     required = schema.get("required") or list(properties)
     coworker = _COWORKERS.search(description)
+    agent = _AGENTS.search(description)
     arguments = {}
     for name in required:
         spec = properties.get(name)
@@ -169,6 +175,8 @@ def _delegation_arguments(
         names_coworker = "coworker" in str(spec.get("description", "")).lower()
         if coworker and names_coworker:
             arguments[name] = coworker.group(1).strip()
+        elif agent and "agent" in name.lower():
+            arguments[name] = agent.group(1)
         else:
             arguments[name] = request_text
     return arguments

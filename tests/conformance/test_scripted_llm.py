@@ -79,6 +79,27 @@ DECISIONS = [
     pytest.param(
         Request(
             "fake-gpt",
+            (_user("team-clean"),),
+            {
+                "handoff": {
+                    "type": "object",
+                    "properties": {"to_agent": {"type": "string"}, "reason": {"type": "string"}},
+                    "required": ["to_agent", "reason"],
+                }
+            },
+            {"handoff": "Currently available agents:\n{'release_engineer': 'Pushes branches.'}"},
+        ),
+        Answer(
+            call=ToolCallAnswer(
+                "handoff",
+                {"to_agent": "release_engineer", "reason": "Push branch main of acme/team-clean."},
+            )
+        ),
+        id="a-lead-hands-off-to-the-first-agent-its-handoff-tool-lists",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
             (_user("team-clean"), *_pushed(_result("team-clean"))),
             GIT,
         ),
