@@ -48,7 +48,7 @@ _MAX_LIST_LINES = 40
 
 class ConfabulationValidator:
     name = "confabulation"
-    version = "1.0"
+    version = "1.1"
     kinds = frozenset({Kind.CONFABULATED_IDENTIFIER_SET})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:

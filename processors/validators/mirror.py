@@ -96,7 +96,7 @@ _RESULT_NEGATION = re.compile(
 
 class MirrorDriftValidator:
     name = "mirror"
-    version = "1.0"
+    version = "1.1"
     kinds = frozenset({Kind.NEGATED_EXISTING_IDENTIFIER})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:

@@ -48,7 +48,7 @@ _TAIL = 1_000
 
 class StallValidator:
     name = "stall"
-    version = "1.0"
+    version = "1.1"
     kinds = frozenset({Kind.STALL})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
