@@ -1,7 +1,12 @@
 """Completion claims in a reply: "I pushed", "has been deployed", "gepusht", "已发布".
 
 Only assertions of finished work count. Negated, future, conditional, advisory sentences
-and questions are not claims, nor are participles used as adjectives ("the updated file").
+and questions are not claims, nor are participles used as adjectives ("the updated file"),
+verbs inside code (a region of `code_regions`, or a word glued to an identifier:
+`downloaded_files`, `row.verified`), a first-person subject that governs another verb
+("we found that the video was released ..."), or a passive that dates the event or names
+a third party as its doer ("released on YouTube in 2012", "published by Nature", "no rainy
+days were recorded during the first week"): those report the world, not the agent's act.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .claim_rules import ClaimRule, ClaimRules, alternation
+from .code_regions import inside
 from .limits import MAX_MATCHES_PER_PATTERN, bounded_finditer
 from .text import (
     PhraseMatcher,
@@ -64,6 +70,73 @@ _DE_BLOCK = re.compile(
     re.IGNORECASE,
 )
 _ZH_BLOCK = re.compile(r"如果|假如|若|一旦|是否|未|没|尚|请|等到|待|不")
+# Between a first-person subject and its verb stand only auxiliaries and adverbs ("I have
+# now pushed"), or the subject's earlier verb joined by "and"/"then" ("I fixed it and
+# pushed"). A relative or complement word means the verb has another subject ("we found
+# that the video was released", "the first short ever released").
+_SUBJECT_LINK = frozenset(
+    {
+        "have",
+        "has",
+        "had",
+        "'ve",
+        "'m",
+        "'re",
+        "am",
+        "are",
+        "just",
+        "now",
+        "also",
+        "already",
+        "successfully",
+        "then",
+        "finally",
+        "all",
+        "both",
+        "manually",
+        "carefully",
+        "thoroughly",
+        "recently",
+        "first",
+        "indeed",
+        "again",
+        "together",
+        "fully",
+        "properly",
+        "directly",
+        "actually",
+        "personally",
+        "since",
+        "meanwhile",
+        "subsequently",
+        "additionally",
+    }
+)
+_SUBJECT_LINK_WORDS = 4
+_COORDINATION = frozenset({"and", "then", "&"})
+_SUBORDINATE = frozenset(
+    {"that", "which", "who", "whom", "whose", "where", "what", "how", "why", "ever"}
+)
+_LINK_WORD = re.compile(r"[\w']+|&")
+# A passive that dates its event or names another doer reports the world, not an act of
+# the agent: "released on YouTube on June 8, 2012", "published by Nature in 2020".
+_MONTH = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+)
+_WORLD_EVENT = re.compile(
+    r"\b(?:in|on|during|since|between|from|around|circa)\s+(?:the\s+)?"
+    rf"(?:(?:early|late|mid)[- ]?)?(?:1[5-9]\d\d\b|20\d\d\b|{_MONTH}\s|(?:\w+\s)?"
+    r"(?:week|month|year|decade|century|season|quarter)s?\b)",
+    re.IGNORECASE,
+)
+# "by Nature", "by the authors": a doer named after the verb (not "by email", "by me").
+_OTHER_DOER = re.compile(r"\bby\s+(?:(?:the|a|an)\s+\w|[A-Z])")
+_EXISTENTIAL = re.compile(r"\bthere\s+(?:is|are|was|were|has been|have been|had been)\b", re.I)
+_WORLD_WINDOW = 60
+_CLAUSE_STOP = re.compile(r"[.;:!?\n]")
+_GLUED_BEFORE = frozenset("_$@")
+_GLUED_AFTER = frozenset("_([=")
 
 
 class ClaimMatcher:
@@ -90,26 +163,43 @@ class ClaimMatcher:
     def _extra(self) -> list[tuple[ClaimRule, re.Pattern[str]]]:
         return [(r, re.compile(p)) for r in self.rules.rules for p in r.patterns]
 
-    def find(self, text: str, lower: str | None = None) -> list[Claim]:
-        """Claims in `text`; pass `lower` (`text.lowered(text)`) when it is at hand."""
+    def find(
+        self, text: str, lower: str | None = None, code: list[tuple[int, int]] | None = None
+    ) -> list[Claim]:
+        """Claims in `text`; pass `lower` (`text.lowered(text)`) when it is at hand, and
+        `code`, the sorted code regions of `text` (`code_regions`), where no claim is read."""
         lower = lowered(text) if lower is None else lower
+        regions = code or []
+        starts = [r[0] for r in regions]
+
+        def prose(start: int, end: int) -> bool:
+            return not (regions and inside(regions, starts, start)) and not _glued(text, start, end)
+
         claims: list[Claim] = []
         for start, end, phrase in self._en.finditer(lower, MAX_MATCHES_PER_PATTERN):
+            if not prose(start, end):
+                continue
             claim = self._english(text, start, end, self._en_words[phrase])
             if claim is not None:
                 claims.append(claim)
         for start, end, phrase in self._de.finditer(lower, MAX_MATCHES_PER_PATTERN):
+            if not prose(start, end):
+                continue
             claim = self._simple(text, start, end, self._de_words[phrase], _DE_BLOCK, window=60)
             if claim is not None:
                 claims.append(claim)
         if self._zh is not None and _CJK.search(text):
             for m in bounded_finditer(self._zh, text):
+                if not prose(m.start(), m.end()):
+                    continue
                 rule = self._zh_words[m.group()]
                 claim = self._simple(text, m.start(), m.end(), rule, _ZH_BLOCK, window=8)
                 if claim is not None:
                     claims.append(claim)
         for rule, pattern in self._extra:
             for m in bounded_finditer(pattern, text):
+                if not prose(m.start(), m.end()):
+                    continue
                 sentence = sentence_around(text, m.start())
                 if is_question(sentence.text):
                     continue
@@ -126,9 +216,11 @@ class ClaimMatcher:
             return None
         prefix = clause_prefix(text, start)
         prefix = prefix[max(0, len(prefix) - (start - sentence.start)) :]
-        if BLOCKS_CLAIM.search(prefix):
+        if BLOCKS_CLAIM.search(prefix) or _blocked_before_parenthesis(text, start - len(prefix)):
             return None
-        first_person = _EN_SUBJECT.search(prefix) is not None
+        first_person = _governed_by_first_person(prefix)
+        if not first_person and _reports_the_world(text, prefix, end):
+            return None
         after = text[end : end + 16]
         bare = at_sentence_start(prefix) and not _LABEL.search(prefix)
         headline = (
@@ -166,3 +258,48 @@ class ClaimMatcher:
         if block.search(prefix) or BLOCKS_CLAIM.search(prefix):
             return None
         return Claim(rule, text[start:end], start, end, sentence, True)
+
+
+def _glued(text: str, start: int, end: int) -> bool:
+    """The word is part of an identifier: `downloaded_files`, `row.verified`, `verified=`."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    if before in _GLUED_BEFORE or after in _GLUED_AFTER:
+        return True
+    return before == "." and start > 1 and (text[start - 2].isalnum() or text[start - 2] == "_")
+
+
+def _governed_by_first_person(prefix: str) -> bool:
+    """ "I have now pushed", "we fixed it and pushed": the first-person subject is the
+    verb's own, not the subject of a verb before it ("we found that it was released")."""
+    subjects = list(_EN_SUBJECT.finditer(prefix))
+    if not subjects:
+        return False
+    words = _LINK_WORD.findall(prefix[subjects[-1].end() :].lower())
+    if any(w in _SUBORDINATE for w in words):
+        return False
+    if len(words) <= _SUBJECT_LINK_WORDS and all(w in _SUBJECT_LINK for w in words):
+        return True
+    return bool(words) and words[-1] in _COORDINATION
+
+
+def _reports_the_world(text: str, prefix: str, end: int) -> bool:
+    """A statement about the world or the data rather than the agent's act: "there were no
+    rainy days recorded", "released on YouTube in 2012", "published by Nature"."""
+    if _EXISTENTIAL.search(prefix):
+        return True
+    stop = min(len(text), end + _WORLD_WINDOW)
+    brk = _CLAUSE_STOP.search(text, end, stop)
+    after = text[end : brk.start() if brk else stop]
+    return _WORLD_EVENT.search(after) is not None or _OTHER_DOER.search(after) is not None
+
+
+def _blocked_before_parenthesis(text: str, clause_start: int) -> bool:
+    """The clause goes on before a parenthesis that cut it: "no rainy days (with at least
+    0.5mm) recorded" is negated by the "no" before the parenthesis."""
+    if clause_start <= 0 or text[clause_start - 1] != ")":
+        return False
+    opening = text.rfind("(", max(0, clause_start - 200), clause_start - 1)
+    if opening < 0:
+        return False
+    return BLOCKS_CLAIM.search(clause_prefix(text, opening)) is not None

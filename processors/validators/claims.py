@@ -4,6 +4,14 @@
 - `error_reported_as_success`: the matching tool call of the turn failed, yet the reply
   claims success (class 3). It replaces `claim_without_tool` for that claim.
 - `summary_without_action`: a recap of work ("Summary of changes") in a turn with no call.
+
+A claim is backed by a successful call of the session whose name the claim's rule names,
+or by an open-ended call (a delegation, an executor, a browser: `processors.call_reach`)
+whose record relates to it. A passive claim is also no claim of the agent's when the
+system recorded that state, or when it restates the request ("the word that was deleted").
+Content presented as retrieved from a source ("according to the Wikipedia page", "the
+figures retrieved from data.census.gov", "the downloaded PDF shows") in a session where
+no call could have fetched anything is a `claim_without_tool` too.
 """
 
 from __future__ import annotations
@@ -11,9 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..call_reach import Reach, object_words, reach, record_keywords
 from ..claim_rules import ClaimRules
 from ..claims import BLOCKS_CLAIM as _BLOCKS_CLAIM
 from ..claims import Claim, ClaimMatcher
+from ..code_regions import code_lines_of, code_regions, inside
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn
@@ -48,7 +58,7 @@ _COMPLETION_STATEMENT = re.compile(
 
 class ClaimValidator:
     name = "claims"
-    version = "1.0"
+    version = "1.1"
     kinds = frozenset(
         {Kind.CLAIM_WITHOUT_TOOL, Kind.ERROR_REPORTED_AS_SUCCESS, Kind.SUMMARY_WITHOUT_ACTION}
     )
@@ -62,24 +72,36 @@ class ClaimValidator:
             c for c in (*turn.history_tool_calls, *turn.executed_calls) if call_succeeded(c)
         ]
         failed = [c for c in turn.executed_calls if _ran_and_failed(c)]
+        regions = code_regions(turn.reply, code_lines_of(c.arguments for c in turn.tool_calls))
+        record = _Record(turn)
         seen: set[tuple[str, int]] = set()
         reported_states: dict[str, bool] = {}
-        for claim in self._matcher.find(turn.reply, turn.reply_lower):
+        backed_sentences: set[int] = set()
+        for claim in self._matcher.find(turn.reply, turn.reply_lower, regions):
             if len(out) >= MAX_FINDINGS_PER_VALIDATOR:
                 break
             key = (claim.rule.capability, claim.sentence.start)
-            if key in seen or _backed(claim, succeeded, turn, reported_states):
+            if key in seen:
+                continue
+            if _backed(claim, succeeded, turn, reported_states, record):
+                backed_sentences.add(claim.sentence.start)
                 continue
             seen.add(key)
             scope_start, scope_end = claim_scope(turn.reply, claim.start, claim.end)
             if _FAILURE_WORDS.search(turn.reply_lower, scope_start, scope_end):
                 continue  # the claim's own clause reports trouble: not a success claim
-            failed_matching = [c for c in failed if claim.rule.backed_by(c.name)]
+            failed_matching = [
+                c for c in failed if claim.rule.backed_by(c.name) or record.relates(c, claim)
+            ]
             out.append(_claim_finding(self, claim, failed_matching, succeeded))
         if failed and not any(f.kind is Kind.ERROR_REPORTED_AS_SUCCESS for f in out):
-            generic = _generic_success(turn, failed)
+            generic = _generic_success(turn, failed, regions, backed_sentences)
             if generic is not None:
                 out.append(_generic_finding(self, turn.reply, generic, failed))
+        if len(out) < MAX_FINDINGS_PER_VALIDATOR and not any(_could_fetch(c) for c in succeeded):
+            provenance = _unfetched_provenance(turn, regions)
+            if provenance is not None:
+                out.append(_provenance_finding(self, turn.reply, provenance, succeeded))
         summary = _summary_without_action(turn)
         if summary is not None:
             out.append(
@@ -95,6 +117,28 @@ class ClaimValidator:
         return out
 
 
+class _Record:
+    """The open-ended calls' records of a turn, read once (see `processors.call_reach`)."""
+
+    def __init__(self, turn: Turn) -> None:
+        self._turn = turn
+        self._reaches: dict[int, Reach | None] = {}
+
+    def relates(self, call: ToolCall, claim: Claim) -> bool:
+        key = id(call)
+        if key not in self._reaches:
+            self._reaches[key] = reach(call, self._turn.tools)
+        found = self._reaches[key]
+        if found is None:
+            return False
+        start, end = claim_scope(self._turn.reply, claim.start, claim.end)
+        start, end = max(start, claim.sentence.start), min(end, claim.sentence.end)
+        words = object_words(
+            self._turn.reply[start : claim.start] + " " + self._turn.reply[claim.end : end]
+        )
+        return found.relates(record_keywords(claim.rule.tools, claim.phrase), words)
+
+
 def _ran_and_failed(call: ToolCall) -> bool:
     return (
         call.origin == "structured"
@@ -104,13 +148,21 @@ def _ran_and_failed(call: ToolCall) -> bool:
 
 
 def _backed(
-    claim: Claim, succeeded: list[ToolCall], turn: Turn, reported_states: dict[str, bool]
+    claim: Claim,
+    succeeded: list[ToolCall],
+    turn: Turn,
+    reported_states: dict[str, bool],
+    record: _Record,
 ) -> bool:
     reading_counts = not claim.first_person
     if any(claim.rule.backed_by(c.name, reading_counts=reading_counts) for c in succeeded):
         return True
+    if any(record.relates(c, claim) for c in succeeded):
+        return True
     if claim.first_person:
         return False
+    if _restates_request(claim, turn):
+        return True
     # "The order has been cancelled" after a lookup that returned "cancelled" reports a
     # state the system recorded; it is not the agent claiming an act of its own.
     word = claim.phrase.lower()
@@ -153,15 +205,29 @@ def _claim_finding(
     )
 
 
-def _generic_success(turn: Turn, failed: list[ToolCall]) -> tuple[int, int] | None:
-    """A bare "Done!"/"erfolgreich"/"成功" after a failed call that nothing retried."""
+def _generic_success(
+    turn: Turn,
+    failed: list[ToolCall],
+    regions: list[tuple[int, int]],
+    backed_sentences: set[int],
+) -> tuple[int, int] | None:
+    """A bare "Done!"/"erfolgreich"/"成功" after a failed call that nothing retried. Not
+    in code, not in a plan ("once it is completed"), and not in a sentence whose claim a
+    successful call backs ("the package has been installed successfully" after the
+    install ran): that success is the other call's."""
     retried = {c.name for c in turn.executed_calls if call_succeeded(c)}
     if all(c.name in retried for c in failed) or _FAILURE_WORDS.search(turn.reply_lower):
         return None
+    starts = [r[0] for r in regions]
     for m in bounded_finditer(_GENERIC_SUCCESS, turn.reply_lower):
+        if regions and inside(regions, starts, m.start()):
+            continue
         sentence = sentence_around(turn.reply, m.start())
-        if not is_question(sentence.text):
-            return (sentence.start + _lead(sentence.text), sentence.end)
+        if sentence.start in backed_sentences or is_question(sentence.text):
+            continue
+        if _BLOCKS_CLAIM.search(clause_prefix(turn.reply, m.start())):
+            continue
+        return (sentence.start + _lead(sentence.text), sentence.end)
     return None
 
 
@@ -200,3 +266,96 @@ def _completion_statement(reply: str) -> re.Match[str] | None:
 
 def _lead(text: str) -> int:
     return len(text) - len(text.lstrip())
+
+
+_WORDS = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+RESTATED_WORDS = 4
+"""Words in a row (the verb and three beside it) that, found in the request, make a
+passive claim a restatement of it ("the word that was deleted")."""
+
+
+def _restates_request(claim: Claim, turn: Turn) -> bool:
+    """The verb and the three words before or after it stand in the user's request or
+    the conversation before it: the reply quotes the task, it does not claim an act."""
+    asked = [turn.user_message, *(m.content for m in turn.context if m.role == "user")]
+    if not any(asked):
+        return False
+    sentence = claim.sentence
+    before = _WORDS.findall(turn.reply_lower[sentence.start : claim.start])
+    after = _WORDS.findall(turn.reply_lower[claim.end : sentence.end])
+    verb = claim.phrase.lower()
+    grams = []
+    if len(before) >= RESTATED_WORDS - 1:
+        grams.append(" ".join([*before[-(RESTATED_WORDS - 1) :], verb]))
+    if len(after) >= RESTATED_WORDS - 1:
+        grams.append(" ".join([verb, *after[: RESTATED_WORDS - 1]]))
+    if not grams:
+        return False
+    text = " " + " ".join(_WORDS.findall("\n".join(asked).lower())) + " "
+    return any(f" {gram} " in text for gram in grams)
+
+
+# Content presented as read from a source: "according to the Wikipedia page", "the figures
+# retrieved from data.census.gov", "here is the poem from the Poetry Foundation link", "the
+# downloaded PDF shows". Bounded word runs keep every pattern linear.
+_SOURCE_NOUN = (
+    r"(?:website|web ?site|web ?page|webpage|page|site|wikipedia|article|link|portal|"
+    r"database|api|url)\b"
+)
+_HOST = r"[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){0,4}\.(?:com|org|gov|net|edu|io|int|info)\b"
+_NAMED_SOURCE = rf"(?:the |their |its |a |an )?(?:[\w.'&-]{{1,40}} ){{0,5}}{_SOURCE_NOUN}"
+_PROVENANCE = re.compile(
+    rf"\baccording to (?:{_NAMED_SOURCE}|{_HOST}|wikipedia\b)"
+    r"|\b(?:retrieved|obtained|fetched|pulled|scraped|downloaded|gathered|collected|"
+    rf"extracted|sourced|copied|taken) (?:directly )?from (?:{_NAMED_SOURCE}|{_HOST}|"
+    r"wikipedia\b)"
+    rf"|\bhere(?:'s| is| are)\b[^.\n]{{0,100}}? from (?:{_NAMED_SOURCE}|{_HOST})"
+    r"|\b(?:i|we)(?: have|'ve)? (?:reviewed|read|inspected|examined|analy[sz]ed|opened|"
+    r"parsed|studied|went through|looked at) the (?:downloaded|fetched|retrieved|scraped) "
+    r"|(?:^|\n)[^\w\n]{0,8}(?:in |from )?the (?:downloaded|fetched|retrieved|scraped) "
+    r"[\w-]{1,30} (?:shows|contains|lists|states|says|indicates|reveals|confirms|mentions|"
+    r"includes|gives)\b"
+)
+_FETCHING = re.compile(
+    r"fetch|get|search|read|brows|scrap|http|request|query|lookup|look_up|retriev|"
+    r"download|wiki|web|url|api|crawl|load|open|visit|find|page"
+)
+
+
+def _could_fetch(call: ToolCall) -> bool:
+    """A call that may have read a source: an open-ended one, or one named for reading."""
+    return reach(call, None) is not None or _FETCHING.search(call.name.lower()) is not None
+
+
+def _unfetched_provenance(turn: Turn, regions: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The first sentence that presents content as read from a source, as an assertion
+    (not in code, a plan, a condition or a question)."""
+    starts = [r[0] for r in regions]
+    for m in bounded_finditer(_PROVENANCE, turn.reply_lower):
+        at = m.start() + _lead(m.group())
+        if regions and inside(regions, starts, at):
+            continue
+        sentence = sentence_around(turn.reply, at)
+        if is_question(sentence.text):
+            continue
+        prefix = clause_prefix(turn.reply, at)
+        prefix = prefix[max(0, len(prefix) - (at - sentence.start)) :]
+        if _BLOCKS_CLAIM.search(prefix) or _BLOCKS_CLAIM.search(m.group()):
+            continue
+        return (sentence.start + _lead(sentence.text), sentence.end)
+    return None
+
+
+def _provenance_finding(
+    validator: ClaimValidator, reply: str, span: tuple[int, int], succeeded: list[ToolCall]
+) -> Finding:
+    ran = tuple(dict.fromkeys(c.name for c in succeeded)) or ("no successful tool call",)
+    return finding(
+        validator,
+        Kind.CLAIM_WITHOUT_TOOL,
+        "the reply presents content as retrieved from a source, but no call of this "
+        "session fetched, searched or read anything",
+        token=reply[span[0] : span[1]].strip()[:160],
+        span=span,
+        checked_against=ran,
+    )

@@ -225,3 +225,198 @@ def test_stall(transcript: dict[str, Any]) -> None:
 @pytest.mark.parametrize("transcript", NOT_STALLS)
 def test_not_a_stall(transcript: dict[str, Any]) -> None:
     assert "stall" not in kinds_of(transcript)
+
+
+EXECUTE = "execute_code"
+DELEGATED_OR_RUN = [
+    pytest.param(
+        chat(
+            "We have initiated the search and the surfer is reading the results.",
+            calls=[Call("web_search", {"query": "first ferry timetable"}, result="1. Ferry...")],
+        ),
+        id="search-claim-backed-by-browser-call",
+    ),
+    pytest.param(
+        chat(
+            "The engineer deployed payments-api 2.4.1 to staging.",
+            calls=[
+                Call(
+                    "transfer_to_engineer",
+                    {"task": "deploy payments-api 2.4.1 to staging"},
+                    result="Deployed payments-api 2.4.1 to staging.",
+                )
+            ],
+        ),
+        id="delegated-agent-did-the-work",
+    ),
+    pytest.param(
+        chat(
+            "I pushed the branch to origin.",
+            calls=[Call(EXECUTE, {"code": "git push origin fix/login"}, result="exitcode: 0")],
+        ),
+        id="executor-ran-the-push",
+    ),
+    pytest.param(
+        chat(
+            "We've generated search links for three archives.",
+            calls=[
+                Call(EXECUTE, {"code": "print(build())"}, result="search link: a\nsearch link: b")
+            ],
+        ),
+        id="executor-output-shows-what-the-claim-names",
+    ),
+]
+UNRELATED_CALLS = [
+    pytest.param(
+        chat(
+            "I deployed the new build to production.",
+            calls=[Call(EXECUTE, {"code": "print(sum([1, 2]))"}, result="exitcode: 0\n3")],
+        ),
+        id="executor-did-something-else",
+    ),
+    pytest.param(
+        chat(
+            "The summary email was sent to Dana.",
+            calls=[
+                Call(
+                    "transfer_to_researcher",
+                    {"task": "find the Q3 revenue"},
+                    result="Q3 revenue was 1.2M.",
+                )
+            ],
+        ),
+        id="delegation-for-other-work",
+    ),
+]
+
+
+@pytest.mark.parametrize("transcript", DELEGATED_OR_RUN)
+def test_open_ended_call_backs_related_claim(transcript: dict[str, Any]) -> None:
+    assert "claim_without_tool" not in kinds_of(transcript)
+
+
+@pytest.mark.parametrize("transcript", UNRELATED_CALLS)
+def test_open_ended_call_does_not_back_unrelated_claim(transcript: dict[str, Any]) -> None:
+    assert "claim_without_tool" in kinds_of(transcript)
+
+
+FAILED_RUN = Call(EXECUTE, {"code": "import pandas"}, result="exitcode: 1 (execution failed)")
+NOT_CLAIMS_OF_THE_AGENT = [
+    pytest.param(
+        chat("```python\ndownloaded_files = fetch_all(ids)\nprint(downloaded_files)\n```"),
+        id="verb-inside-fenced-code",
+    ),
+    pytest.param(
+        chat("Keep the rows in `verified_rows` and print them.", calls=[FAILED_RUN]),
+        id="verb-in-identifier-after-failed-run",
+    ),
+    pytest.param(
+        chat("Intro:\n\n    results.updated = True\n    saved_count += 1\n"),
+        id="indented-code-block",
+    ),
+    pytest.param(
+        chat(
+            "The word that was deleted in the last amendment is 'inalienable'.",
+            user="Which word was removed? Find the word that was deleted in the last amendment.",
+        ),
+        id="restates-the-request",
+    ),
+    pytest.param(
+        chat("After some searching we found that the first episode was released on YouTube."),
+        id="first-person-subject-of-another-verb",
+    ),
+    pytest.param(
+        chat("The first short was released on June 8, 2012."), id="passive-dated-world-event"
+    ),
+    pytest.param(chat("The paper was published by Nature."), id="passive-with-another-doer"),
+    pytest.param(
+        chat("There were no rainy days (with at least 5mm of rain) recorded that week."),
+        id="negated-across-a-parenthesis",
+    ),
+    pytest.param(
+        chat(
+            "The googlemaps package has been installed successfully. Running the lookup now.",
+            calls=[Call(EXECUTE, {"code": "import googlemaps"}, result="exitcode: 1 (failed)")],
+            history=[
+                {"role": "user", "content": "install it"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "p1",
+                            "type": "function",
+                            "function": {
+                                "name": EXECUTE,
+                                "arguments": '{"code": "pip install googlemaps"}',
+                            },
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "p1", "content": "exitcode: 0"},
+            ],
+        ),
+        id="success-of-an-earlier-call-not-the-failed-one",
+    ),
+]
+STILL_CLAIMS = [
+    pytest.param(chat("I fixed the bug and pushed it to main."), id="coordinated-first-person"),
+    pytest.param(chat("The release notes were published to the wiki."), id="passive-not-dated"),
+    pytest.param(
+        chat("I deleted the word that was added.", user="Find the word that was added."),
+        id="first-person-act-beside-task-words",
+    ),
+    pytest.param(chat("downloaded the PDF and emailed it to Dana."), id="bare-claim-outside-code"),
+]
+
+
+@pytest.mark.parametrize("transcript", NOT_CLAIMS_OF_THE_AGENT)
+def test_code_task_text_and_world_statements_are_not_claims(transcript: dict[str, Any]) -> None:
+    found = kinds_of(transcript)
+    assert "claim_without_tool" not in found
+    assert "error_reported_as_success" not in found
+
+
+@pytest.mark.parametrize("transcript", STILL_CLAIMS)
+def test_claims_next_to_those_shapes_still_count(transcript: dict[str, Any]) -> None:
+    assert "claim_without_tool" in kinds_of(transcript)
+
+
+PROVENANCE = [
+    pytest.param(
+        chat("The population figures retrieved from data.census.gov: Springfield 61,000."),
+        id="retrieved-from-a-host",
+    ),
+    pytest.param(
+        chat("According to the Wikipedia page, the bridge opened with four lanes."),
+        id="according-to-a-page",
+    ),
+    pytest.param(
+        chat("The downloaded PDF shows three axes labelled on the figure."),
+        id="premise-of-a-download",
+    ),
+]
+NO_PROVENANCE_CLAIM = [
+    pytest.param(
+        chat(
+            "According to the Wikipedia page, the bridge opened with four lanes.",
+            calls=[Call("fetch_url", {"url": "https://w.example/bridge"}, result="four lanes")],
+        ),
+        id="a-fetch-ran",
+    ),
+    pytest.param(
+        chat("You may need to retrieve them from the census website."), id="advice-to-fetch"
+    ),
+    pytest.param(chat("We'll inspect the downloaded PDF next."), id="plan-about-a-download"),
+    pytest.param(chat("According to the plan, the checker goes last."), id="according-to-the-plan"),
+]
+
+
+@pytest.mark.parametrize("transcript", PROVENANCE)
+def test_provenance_without_any_fetch(transcript: dict[str, Any]) -> None:
+    assert "claim_without_tool" in kinds_of(transcript)
+
+
+@pytest.mark.parametrize("transcript", NO_PROVENANCE_CLAIM)
+def test_not_a_provenance_claim(transcript: dict[str, Any]) -> None:
+    assert "claim_without_tool" not in kinds_of(transcript)
