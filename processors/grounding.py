@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import cached_property
 
 _NON_WORD = re.compile(r"[\W_]+")
 _RECORD_NUMBER = re.compile(r"^[a-z]{0,2}(\d{4,})$")
 # A number standing alone: a sentence's full stop may follow it, a version's digits may not.
-_STANDALONE_NUMBER = re.compile(r"(?<!\w)(?<!\d\.)\d+(?:\.\d+)?(?!\w)(?!\.\d)")
+# An ordinal or unit may follow it ("93rd", "5km", "3pm"); a letter before it makes it part
+# of a token ("v2", "W95"), and a digit on either side part of a longer number.
+_STANDALONE_NUMBER = re.compile(r"(?<!\w)(?<!\d\.)\d+(?:\.\d+)?(?!\d)(?!\.\d)")
+_THOUSANDS_COMMA = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 # Letters and digits in one token, or an e-mail: identifiers, which only match exactly.
 _IDENTIFIER_LIKE = re.compile(r"[a-z][\w.\-]*\d|\d[\w.\-]*[a-z]|@|/|\.[a-z0-9]{1,5}$")
 _EXPRESSION = re.compile(r"^[\d\s.+\-*/()%]+$")
@@ -45,6 +49,12 @@ _MONTHS = {
     for m in names
 }
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# Full month names only: "may" and "mar" are words too often to name a month on their own.
+_MONTH_NAME = re.compile(
+    r"\b(?:january|february|march|april|june|july|august|september|october|november|"
+    r"december|januar|februar|märz|juni|juli|oktober|dezember)\b",
+    re.I,
+)
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\.?(?:\s+of)?\s+({_MONTH_ALT})\b\.?", re.I)
 _MONTH_DAY = re.compile(rf"\b({_MONTH_ALT})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I)
 _NUMERIC_DATE = re.compile(
@@ -125,6 +135,11 @@ class Grounds:
         return frozenset(found)
 
     @cached_property
+    def months(self) -> frozenset[int]:
+        """Months named in words ("April 2023", "im März"): a range over the whole month."""
+        return frozenset(_MONTHS[m.group(0).lower()] for m in _MONTH_NAME.finditer(self.text))
+
+    @cached_property
     def has_relative_day(self) -> bool:
         return _RELATIVE_DAY.search(self.text) is not None
 
@@ -140,20 +155,42 @@ class Grounds:
 
     @cached_property
     def normalized_numbers(self) -> str:
-        return self.text.replace(",", "")
+        """Thousands separators dropped ("1,250" is 1250); a list "2,3,4" stays three."""
+        return _THOUSANDS_COMMA.sub("", self.text)
+
+    @cached_property
+    def date_spans(self) -> frozenset[int]:
+        """Days between two dates the grounds name ("August 15th to 17th" spans 2): a stay's
+        length or a trip's duration is derived from them."""
+        days = set()
+        for month, day in sorted(self.dates)[:_MAX_DATES]:
+            try:
+                days.add(date(2024, month, day).toordinal())
+            except ValueError:  # a day/month pair read both ways, one of them impossible
+                continue
+        return frozenset(abs(a - b) for a in days for b in days if 0 < abs(a - b) <= _MAX_SPAN)
+
+    @cached_property
+    def years(self) -> frozenset[int]:
+        return frozenset(int(n) for n in self.numbers if 1000 <= n <= 2999 and n == int(n))
 
 
 def value_grounded(value: str | int | float, grounds: Grounds) -> bool:
     """True when `value` can be derived from `grounds` (see the module docstring)."""
     if isinstance(value, int | float):
-        return float(value) in grounds.numbers or str(value) in grounds.text
+        # As a number of its own: the 2 of "2022" or of "v2.1" is not the user's 2.
+        return float(value) in grounds.numbers or _derived_number(float(value), grounds)
     text = value.strip().lower()
     if not text or text in _PLACEHOLDERS:
         return True
     date = _ISO_DATE.match(text)
     if date:
         month, day = int(date.group(2)), int(date.group(3))
-        return (month, day) in grounds.dates or grounds.has_relative_day
+        return (
+            (month, day) in grounds.dates
+            or grounds.has_relative_day
+            or (month in grounds.months and (day == 1 or day == _month_end(month)))
+        )
     numeric_date = _VALUE_DATE.match(text)
     if numeric_date:
         a, b = int(numeric_date.group(1)), int(numeric_date.group(2))
@@ -164,6 +201,8 @@ def value_grounded(value: str | int | float, grounds: Grounds) -> bool:
     if not normalized:
         return True
     if f" {normalized} " in grounds.normalized:
+        return True
+    if any(f" {alias} " in grounds.normalized for alias in _COUNTRY_ALIASES.get(normalized, ())):
         return True
     record = _RECORD_NUMBER.match(normalized)
     if record and f" {record.group(1)} " in grounds.normalized:
@@ -180,12 +219,100 @@ def value_grounded(value: str | int | float, grounds: Grounds) -> bool:
         # grounded by the user's name alone, nor "config/settings_prod.yaml" by "config".
         return False
     if re.fullmatch(r"\d+(?:\.\d+)?", normalized.replace(" ", "")):
-        return float(normalized.replace(" ", "")) in grounds.numbers
+        number = float(normalized.replace(" ", ""))
+        return number in grounds.numbers or _derived_number(number, grounds)
     tokens = [t for t in normalized.split() if len(t) >= 3 and t not in _STOPWORDS]
     if not tokens:
         return normalized in grounds.normalized
     found = sum(1 for t in tokens if t in grounds.words or _stem_in(t, grounds.words))
     return (found * 2 >= len(tokens) and found > 0) or _abbreviated(normalized, grounds)
+
+
+def _derived_number(value: float, grounds: Grounds) -> bool:
+    """Counts and years the request spells out another way: the days between two dates it
+    names (a two-night stay from "the 15th to the 17th"), or a year relative to a year it
+    names ("seven years before 2023")."""
+    if value != int(value):
+        return False
+    number = int(value)
+    if number in grounds.date_spans:
+        return True
+    if 1000 <= number <= 2999:
+        offsets = {int(n) for n in grounds.numbers if 1 <= n <= _MAX_YEAR_OFFSET and n == int(n)}
+        return any(abs(number - year) in offsets for year in grounds.years)
+    return False
+
+
+_MAX_DATES = 16
+"""Dates of the grounds paired into spans (a bound on the pairs: 16 dates, 120 spans)."""
+_MAX_SPAN = 60
+_MAX_YEAR_OFFSET = 100
+
+
+def _month_end(month: int) -> int:
+    """The last day of a month (29 for February: a leap year's end is still its end)."""
+    return 29 if month == 2 else 30 if month in (4, 6, 9, 11) else 31
+
+
+_COUNTRY_GROUPS = (
+    ("uk", "gb", "united kingdom", "great britain", "britain"),
+    ("us", "usa", "united states", "united states of america", "america"),
+    ("uae", "ae", "united arab emirates"),
+    ("nl", "netherlands", "holland"),
+    ("de", "germany", "deutschland"),
+    ("ch", "switzerland", "schweiz"),
+    ("kr", "south korea", "korea"),
+    ("cn", "china", "prc"),
+)
+_COUNTRY_ALIASES: dict[str, tuple[str, ...]] = {
+    name: tuple(n for n in group if n != name) for group in _COUNTRY_GROUPS for name in group
+}
+"""Countries whose code or common name is not their initials: "GB" for "the UK"."""
+
+_PAIRING = r"\s*(?:for|=|:|means|is|->|→|-)\s*"
+
+
+def described_value_grounded(value: str | int | float, description: str, grounds: Grounds) -> bool:
+    """A code the parameter's description pairs with words the user gave: `province_id=1`
+    where the description says "1 for Bangkok" and the user said Bangkok. Only a pairing
+    counts ("1 for X", "1 = X", "X (1)", "X: 1"), not the number appearing anywhere."""
+    code = str(value).strip()
+    if not description or not code or len(code) > 20:
+        return False
+    token = re.escape(code.lower())
+    text = description.lower()
+    after = re.finditer(rf"(?<![\w.]){token}(?![\w]){_PAIRING}([^,;.()\n]{{1,60}})", text)
+    before = re.finditer(rf"([^,;.()\n:=]{{1,60}})(?:\(|{_PAIRING}){token}(?![\w.])", text)
+    for m in (*after, *before):
+        words = [w for w in _NON_WORD.sub(" ", m.group(1)).split() if len(w) >= 3]
+        if any(w not in _DESCRIPTION_FILLER and w in grounds.words for w in words):
+            return True
+    return False
+
+
+_DESCRIPTION_FILLER = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "etc",
+        "example",
+        "instance",
+        "such",
+        "value",
+        "values",
+        "service",
+        "services",
+        "type",
+        "types",
+        "code",
+        "identifier",
+        "number",
+        "default",
+        "one",
+        "two",
+    }
+)
 
 
 def _abbreviated(normalized: str, grounds: Grounds) -> bool:

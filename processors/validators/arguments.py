@@ -2,9 +2,19 @@
 
 An argument is grounded when the conversation (the recent user and assistant messages,
 every user message of the session, the system prompt) or an earlier tool result contains
-it, as `processors.grounding` decides. Values
-the schema fixes (enum members, defaults, booleans) and low-information numbers are not
-checked: the model did not invent those.
+it, as `processors.grounding` decides, or when the parameter's description pairs it with
+a word the user gave ("1 for Bangkok"). The finding is for values that look up or act on
+existing things (ids, recipients, paths read, accounts, order numbers). Not checked:
+
+- values the schema fixes (enum members, defaults, booleans) and low-information numbers
+  (0 and 1 unless an identifier, small paging knobs);
+- prose the agent composes for any tool (a query, a command, code, a message, a comment);
+- what a creating tool's new thing is titled, says and where it goes (`create_issue`'s
+  title and body, `write_file`'s path): the agent's work, not an input nobody gave.
+  References stay checked there too (the repo, the assignee, the recipient).
+
+A guessed path the call found, or a guessed URL a reading call loaded, is exploration the
+system confirmed; one that failed stays a finding.
 """
 
 from __future__ import annotations
@@ -13,7 +23,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..grounding import Grounds, value_grounded
+from ..grounding import Grounds, described_value_grounded, value_grounded
 from ..kinds import Kind
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_succeeded
@@ -22,22 +32,105 @@ from .base import finding
 from .tool_calls import resolve_tool
 
 _SMALL_NUMBER = 1
-"""0 and 1 carry no information (flags, first page, one item); larger numbers are checked."""
+"""0 and 1 carry no information (flags, first page, one item); larger numbers are checked,
+and so are 0 and 1 given as an identifier (`province_id=1`)."""
 _SMALL_KNOB = 100
 _KNOB = re.compile(
-    r"limit|page|size|offset|top|max|min|count$|results|per_|retries|timeout|depth|level|"
-    r"^n$|^k$",
+    r"^(?:n|k|top|count|size|level|depth)$|limit|page|offset|top_k|max_|min_|results|per_|"
+    r"retries|timeout",
     re.I,
 )
-"""Paging and tuning parameters, where a small number is a choice, not an invented fact."""
-_FREE_TEXT_PARAM = re.compile(
+"""Paging and tuning parameters, where a small number is a choice, not an invented fact. A
+count of things in the world (`participant_count`, `number_of_adults`) is no knob."""
+_ID_PARAM = re.compile(r"(?:^|_)ids?$|Ids?$")
+_COMPOSED_PARAM = re.compile(
     r"^(?:q|query|queries|search|search_query|search_string|keywords?|prompt|question|text|"
     r"message|body|content|command|cmd|code|script|sql|thought|thinking|reasoning|"
-    r"description|comment|summary|title|note|notes|reason|subject|instructions?|input)$",
+    r"comment|note|notes|reason|instructions?|input)$",
     re.I,
 )
+"""Prose the agent composes for any tool: a query, a command, code, a message or comment."""
+_NAMING_PARAM = re.compile(
+    r"(?:title|subject|summary|description|path|file|filename|dir|folder|directory|branch)$",
+    re.I,
+)
+"""What a creating tool's new thing is titled, says and where it goes: the agent's own work
+there, a lookup value elsewhere (the title of a video to check must be one somebody gave).
+A bare name is not among them: it is how the user will find the thing again."""
+_REFERENCE_PARAM = re.compile(
+    r"(?:^|_)ids?$|Ids?$|e-?mail|recipient|^to$|^cc$|^bcc$|account|user|owner|customer|"
+    r"order|assignee|repo|project|parent|phone|address|url|uri|base|source|target|from",
+    re.I,
+)
+"""Parameters that point at something that exists (a recipient, an account, a parent):
+never the agent's to author, even when the tool creates."""
+_CREATE_VERBS = frozenset(
+    [
+        "create",
+        "new",
+        "add",
+        "write",
+        "post",
+        "send",
+        "compose",
+        "draft",
+        "publish",
+        "save",
+        "upload",
+        "put",
+        "make",
+        "generate",
+        "insert",
+        "submit",
+        "register",
+        "record",
+        "log",
+        "reply",
+        "commit",
+        "append",
+    ]
+)
+_OTHER_VERBS = frozenset(
+    [
+        "get",
+        "read",
+        "find",
+        "lookup",
+        "search",
+        "list",
+        "fetch",
+        "check",
+        "view",
+        "show",
+        "query",
+        "retrieve",
+        "load",
+        "visit",
+        "browse",
+        "open",
+        "update",
+        "edit",
+        "modify",
+        "set",
+        "cancel",
+        "delete",
+        "remove",
+        "return",
+        "exchange",
+        "book",
+        "reserve",
+        "play",
+        "calculate",
+        "convert",
+        "verify",
+        "validate",
+        "download",
+    ]
+)
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _PATH_PARAM = re.compile(r"path|file|dir|folder|directory", re.I)
 _PATH_VALUE = re.compile(r"^[\w.\-~/]*/[\w.\-~/]*$")
+_URL_VALUE = re.compile(r"^https?://", re.I)
 _FREE_TEXT_CHARS = 100
 _FREE_TEXT_WORDS = 6
 _MAX_LEAVES = 64
@@ -45,7 +138,7 @@ _MAX_LEAVES = 64
 
 class ArgumentGroundingValidator:
     name = "arguments"
-    version = "1.0"
+    version = "1.1"
     kinds = frozenset({Kind.UNGROUNDED_TOOL_ARGUMENT})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
@@ -68,15 +161,18 @@ class ArgumentGroundingValidator:
                 earlier = Grounds(seen[len(known) :])
                 definition = resolve_tool(call.name, definitions)
                 properties = definition.properties if definition else {}
+                creates = _creates(call.name, definition.description if definition else "")
                 for path, value in _leaves(call.arguments):
-                    schema = properties.get(path.split(".", 1)[0].split("[", 1)[0])
-                    if _not_checked(path, value, schema):
+                    schema = _leaf_schema(properties, path)
+                    if _not_checked(path, value, schema, creates):
                         continue
                     if isinstance(value, str) and contains_token(seen, value.lower()):
                         continue  # verbatim: the common case, settled without normalising
                     if value_grounded(value, before) or value_grounded(value, earlier):
                         continue
-                    if _confirmed_path(path, value, call):
+                    if described_value_grounded(value, _description(properties, path), before):
+                        continue
+                    if _confirmed(path, value, call, creates):
                         continue
                     out.append(_finding(self, call, path, value))
             if call.result is not None:
@@ -116,35 +212,92 @@ def _leaves(arguments: Mapping[str, Any]) -> Iterator[tuple[str, str | int | flo
             yield path, value
 
 
-def _not_checked(path: str, value: str | int | float, schema: Any) -> bool:
-    """Values nobody invents: fixed by the schema, paging knobs, or free text."""
+_SEGMENT = re.compile(r"\[\d+\]|\.?([^.\[]+)")
+
+
+def _leaf_schema(properties: Mapping[str, Any], path: str) -> Any:
+    """The schema of the value at `path` (`body.modes[0]`), as far as the schema says."""
+    schema: Any = {"properties": properties}
+    for m in _SEGMENT.finditer(path):
+        if not isinstance(schema, Mapping):
+            return None
+        if m.group(1) is None:
+            schema = schema.get("items")
+        else:
+            props = schema.get("properties")
+            schema = props.get(m.group(1)) if isinstance(props, Mapping) else None
+    return schema
+
+
+def _description(properties: Mapping[str, Any], path: str) -> str:
+    """The description of the top-level parameter `path` belongs to."""
+    schema = properties.get(path.split(".", 1)[0].split("[", 1)[0])
+    text = schema.get("description") if isinstance(schema, Mapping) else None
+    return text if isinstance(text, str) else ""
+
+
+def _param(path: str) -> str:
+    """The parameter a leaf belongs to: the last named segment of its path."""
+    return path.rsplit(".", 1)[-1].split("[", 1)[0]
+
+
+def _creates(name: str, description: str) -> bool:
+    """Does the tool make something new (a file, a message, a ticket)? The first verb of
+    its name decides (`gh_put_file`, `send_email` vs `find_movies`, `update_order`), else
+    the first verb of its description ("Creates a ..." vs "Retrieve ...")."""
+    for text in (name, description[:200]):
+        for word in _WORD.findall(text):
+            verb = word.lower()
+            if verb in _CREATE_VERBS or verb.rstrip("s") in _CREATE_VERBS:
+                return True
+            if verb in _OTHER_VERBS or verb.rstrip("s") in _OTHER_VERBS:
+                return False
+    return False
+
+
+def _not_checked(path: str, value: str | int | float, schema: Any, creates: bool) -> bool:
+    """Values nobody invents: fixed by the schema, paging knobs, or the agent's own work."""
     if _fixed_by_schema(value, schema):
         return True
+    name = _param(path)
     if isinstance(value, int | float):
+        if _ID_PARAM.search(name):
+            return False  # an identifier is a lookup, whatever its size
         return abs(value) <= _SMALL_NUMBER or (
-            abs(value) <= _SMALL_KNOB and _KNOB.search(path.rsplit(".", 1)[-1]) is not None
+            abs(value) <= _SMALL_KNOB and _KNOB.search(name) is not None
         )
-    # Prose the model composed (a query, an e-mail body, SQL, a thought) is not an input
-    # it could have been given verbatim; identifiers and names are short.
-    if _FREE_TEXT_PARAM.search(path.rsplit(".", 1)[-1].split("[", 1)[0]):
+    # Prose the agent composed (a query, a command, a message) is not an input it could
+    # have been given verbatim; nor is what a creating tool's new thing is called or says.
+    if _COMPOSED_PARAM.search(name):
+        return True
+    if creates and _NAMING_PARAM.search(name) and not _REFERENCE_PARAM.search(name):
         return True
     return len(value) > _FREE_TEXT_CHARS or len(value.split()) > _FREE_TEXT_WORDS
 
 
-def _confirmed_path(path: str, value: str | int | float, call: ToolCall) -> bool:
-    """A guessed path that the call found is exploration the system confirmed, not an
-    invented input; a guessed path that does not exist stays a finding."""
+def _confirmed(path: str, value: str | int | float, call: ToolCall, creates: bool) -> bool:
+    """A guessed path the call found, or a guessed URL a reading call loaded, is
+    exploration the system confirmed, not an invented input; one that failed (no such
+    file, a 404) stays a finding."""
     if not isinstance(value, str) or not call_succeeded(call):
         return False
-    name = path.rsplit(".", 1)[-1]
-    return _PATH_PARAM.search(name) is not None or _PATH_VALUE.search(value) is not None
+    if _URL_VALUE.match(value):
+        return not creates  # a webhook or link a creating call stores is not confirmed
+    return _PATH_PARAM.search(_param(path)) is not None or _PATH_VALUE.search(value) is not None
+
+
+def _in_enum(value: str | int | float, schema: Any) -> bool:
+    enum = schema.get("enum") if isinstance(schema, Mapping) else None
+    return isinstance(enum, list) and (value in enum or str(value) in map(str, enum))
 
 
 def _fixed_by_schema(value: str | int | float, schema: Any) -> bool:
+    """A default or an enum member: the schema offered it. Whether the request meant that
+    member ("a concert" for `Music`, "官网" for `website`) is a reading of the request that
+    no token comparison decides across languages."""
     if not isinstance(schema, Mapping):
         return False
-    enum = schema.get("enum")
-    if isinstance(enum, list) and (value in enum or str(value) in map(str, enum)):
-        return True
     default = schema.get("default")
-    return default is not None and str(default).lower() == str(value).lower()
+    if default is not None and str(default).lower() == str(value).lower():
+        return True
+    return _in_enum(value, schema)

@@ -53,3 +53,254 @@ def test_user_values_anywhere_in_the_conversation(
     transcript: dict[str, Any], flagged: bool
 ) -> None:
     assert (KIND in kinds_of(transcript)) is flagged
+
+
+CREATE_ISSUE = tool(
+    "create_issue",
+    required=("repo", "title", "body"),
+    assignee={"type": "string"},
+)
+CHECK_VIDEOS = tool("check_videos", required=("title", "publisher"))
+VISIT_PAGE = tool("visit_page", required=("url",))
+
+AUTHORED_OR_LOOKUP = [
+    pytest.param(
+        chat(
+            "",
+            user="Open an issue in acme/api about the login timeout.",
+            calls=[
+                Call(
+                    "create_issue",
+                    {"repo": "acme/api", "title": "Login times out", "body": "Steps: ..."},
+                )
+            ],
+            tools=[CREATE_ISSUE],
+        ),
+        False,
+        id="title-and-body-of-a-created-issue-are-the-agents-work",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Write the release notes to a new file.",
+            calls=[Call("write_file", {"path": "docs/notes-2.4.md"}, result=None)],
+            tools=[tool("write_file", required=("path",))],
+        ),
+        False,
+        id="path-of-a-file-being-written-is-the-agents-work",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Open an issue about the login timeout.",
+            calls=[
+                Call(
+                    "create_issue",
+                    {"repo": "acme/billing", "title": "Login", "body": "x"},
+                    result=None,
+                )
+            ],
+            tools=[CREATE_ISSUE],
+        ),
+        True,
+        id="repo-a-created-issue-goes-to-is-a-reference",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Open an issue in acme/api about the login timeout.",
+            calls=[
+                Call(
+                    "create_issue",
+                    {"repo": "acme/api", "title": "t", "body": "b", "assignee": "jdoe42"},
+                )
+            ],
+            tools=[CREATE_ISSUE],
+        ),
+        True,
+        id="assignee-of-a-created-issue-is-a-reference",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Did TravelHistory publish a video tagged Taj Mahal?",
+            calls=[
+                Call("check_videos", {"title": "Secrets of Agra", "publisher": "TravelHistory"})
+            ],
+            tools=[CHECK_VIDEOS],
+        ),
+        True,
+        id="title-of-a-looked-up-video-is-an-input",
+    ),
+]
+
+
+@pytest.mark.parametrize(("transcript", "flagged"), AUTHORED_OR_LOOKUP)
+def test_values_a_creating_tool_authors(transcript: dict[str, Any], flagged: bool) -> None:
+    assert (KIND in kinds_of(transcript)) is flagged
+
+
+LOADED_URLS = [
+    pytest.param(
+        chat(
+            "",
+            user="Who painted the portrait of Carl Nebel?",
+            calls=[
+                Call(
+                    "visit_page",
+                    {"url": "https://en.wikipedia.org/wiki/Carl_Nebel"},
+                    result="Carl Nebel (1805-1855) was a German engineer and draughtsman",
+                )
+            ],
+            tools=[VISIT_PAGE],
+        ),
+        False,
+        id="guessed-url-the-browser-loaded-is-confirmed",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Who painted the portrait of Carl Nebel?",
+            calls=[
+                Call(
+                    "visit_page",
+                    {"url": "https://en.wikipedia.org/wiki/Carl_Nebel_portrait"},
+                    result="Error: 404 Not Found",
+                    is_error=True,
+                )
+            ],
+            tools=[VISIT_PAGE],
+        ),
+        True,
+        id="guessed-url-that-failed-to-load-stays-a-finding",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Notify our CI when the build finishes.",
+            calls=[
+                Call("create_webhook", {"url": "https://hooks.example.net/ci/8812"}, result="ok")
+            ],
+            tools=[tool("create_webhook", required=("url",))],
+        ),
+        True,
+        id="url-a-creating-call-stores-is-not-confirmed-by-success",
+    ),
+]
+
+
+@pytest.mark.parametrize(("transcript", "flagged"), LOADED_URLS)
+def test_urls_a_reading_call_loaded(transcript: dict[str, Any], flagged: bool) -> None:
+    assert (KIND in kinds_of(transcript)) is flagged
+
+
+PROVINCE = tool(
+    "get_service_providers",
+    required=("province_id",),
+    province_id={
+        "type": "integer",
+        "description": "The province, such as 1 for Bangkok, 2 for Chiang Mai.",
+    },
+)
+DERIVED = [
+    pytest.param(
+        chat("", user="What is the host count for 2022?", calls=[Call("hosts", {"month": 2})]),
+        True,
+        id="number-inside-a-year-is-not-the-users-number",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Plan an outing for a group of friends.",
+            calls=[Call("find_activity", {"participant_count": 5})],
+        ),
+        True,
+        id="a-count-of-people-is-no-paging-knob",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Find an ironing service in the city.",
+            calls=[Call("get_service_providers", {"province_id": 1})],
+            tools=[PROVINCE],
+        ),
+        True,
+        id="identifier-one-is-checked",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Find a maid in Bangkok.",
+            calls=[Call("get_service_providers", {"province_id": 1})],
+            tools=[PROVINCE],
+        ),
+        False,
+        id="code-the-description-pairs-with-the-users-word",
+    ),
+    pytest.param(
+        chat("", user="Move pointA to 2,3,4", calls=[Call("set_point", {"x": 2, "y": 3, "z": 4})]),
+        False,
+        id="comma-separated-list-is-three-numbers",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Keep only beats above the 93rd percentile.",
+            calls=[Call("filter_beats", {"percentile": 93})],
+        ),
+        False,
+        id="ordinal-number",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Book a room in Berkeley from August 15th to August 17th.",
+            calls=[Call("reserve_hotel", {"location": "Berkeley", "stay_length": 2})],
+        ),
+        False,
+        id="stay-length-from-the-dates-given",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Pop songs from seven years before 2023, please.",
+            calls=[Call("lookup_music", {"genre": "Pop", "year": 2016})],
+        ),
+        False,
+        id="year-relative-to-a-year-given",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Weather for London in the UK, please.",
+            calls=[Call("get_weather", {"city": "London", "country": "GB"})],
+        ),
+        False,
+        id="country-code-for-the-country-named",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="What trips do I have in April 2023?",
+            calls=[Call("events", {"start_date": "2023-04-01", "end_date": "2023-04-30"})],
+        ),
+        False,
+        id="month-named-gives-its-first-and-last-day",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="What trips do I have in April 2023?",
+            calls=[Call("events", {"start_date": "2023-04-12"})],
+        ),
+        True,
+        id="day-inside-a-month-named-is-still-invented",
+    ),
+]
+
+
+@pytest.mark.parametrize(("transcript", "flagged"), DERIVED)
+def test_numbers_codes_and_dates_derived_from_the_request(
+    transcript: dict[str, Any], flagged: bool
+) -> None:
+    assert (KIND in kinds_of(transcript)) is flagged
