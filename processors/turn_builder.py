@@ -289,7 +289,7 @@ def build_turn(spans: TurnSpans) -> Turn:
         tenant=spans.tenant,
         trace_id=spans.trace_id,
         service=spans.service,
-        agent=_agent_name(agent, spans.inner_agents, thread[0] if thread else None)
+        agent=_agent_name(agent, spans.inner_agents, _first_started(spans.steps))
         or _first(s.agent_name for s in reversed(ordered)),
     )
 
@@ -315,6 +315,13 @@ def _agent_name(
     ]
     chosen = running[-1:] or named[:1]
     return chosen[0].agent_name if chosen else agent.agent_name
+
+
+def _first_started(steps: Sequence[LlmStep]) -> LlmStep | None:
+    """The turn's first step: where the request reached an agent. Not the first of the
+    main thread alone: an agent that writes its own system prompt into the messages
+    (LlamaIndex's AgentWorkflow) hands off into a thread of another head."""
+    return min(steps, key=lambda s: s.start_time_unix_nano, default=None)
 
 
 def _agent_reply(agent: AgentInvocation | None, thread: Sequence[LlmStep]) -> str:

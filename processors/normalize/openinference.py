@@ -23,6 +23,14 @@
 - smolagents: its memory, in roles of its own (`tool-call`, `tool-response`) and with the
   request after a `New task:` line, is read in the OpenAI shape (`_smolagents_memory`);
   a run span's tools are `smolagents.tools_names` and `smolagents.managed_agents.N.name`.
+- LlamaIndex: a tool's `output.value` is its `ToolOutput` (`{"blocks" | "content",
+  "tool_name", "raw_input", "raw_output", "is_error"}`): the raw output is the result (the
+  blocks' text when there is none), `is_error` the failure. An LLM span that records no
+  messages is a method around the call (`_prepare_chat_with_tools`, the outer span of a
+  streamed `astream_chat`), not a call. An agent workflow's run (`FunctionAgent.run`,
+  `AgentWorkflow.run`: a CHAIN root whose input is the workflow's state and whose output
+  is its `StopEvent` cut short) wraps the agents' steps; each `run_agent_step` span is the
+  step of the agent its event names (`current_agent_name='...'`).
 
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
 nothing about a turn and normalize to None. `session.id` is the conversation id.
@@ -47,6 +55,7 @@ from .base import (
     ToolExecution,
 )
 from .messages import (
+    content_text,
     langchain_tool_message,
     read_messages,
     reply_text,
@@ -55,6 +64,7 @@ from .messages import (
 )
 from .values import (
     arguments_text,
+    as_text,
     conversation_id,
     first,
     load_json,
@@ -75,9 +85,13 @@ def normalize_openinference(span: SpanRecord) -> NormalizedSpan | None:
     """The span as an LLM step, tool execution or agent run, by its declared kind."""
     kind = string(span.attributes, SPAN_KIND).upper()
     if kind == "LLM":
+        if span.scope_name == LLAMA_INDEX_SCOPE and not _records_messages(span.attributes):
+            return None
         return _llm(span)
     if kind == "TOOL":
         return _tool(span)
+    if kind == "CHAIN" and span.parent_span_id and span.scope_name == LLAMA_INDEX_SCOPE:
+        return _llama_index_agent_step(span)
     if kind == "AGENT" or (kind == "CHAIN" and not span.parent_span_id):
         return _agent(span)
     return None
@@ -182,6 +196,8 @@ def _tool(span: SpanRecord) -> ToolExecution:
     output = attributes.get("output.value")
     message_call_id, result, result_error = langchain_tool_message(output)
     if result is None:
+        result, result_error = _llama_index_tool_output(output)
+    if result is None:
         result, result_error = tool_result(output)
     if result is None and span.is_error:
         result = _exception_message(span)
@@ -236,6 +252,8 @@ def _agent(span: SpanRecord) -> AgentInvocation:
     attributes = span.attributes
     raw_input = attributes.get("input.value")
     raw_output = attributes.get("output.value")
+    if _llama_index_workflow_run(span):
+        raw_input = raw_output = None  # the workflow's state and a cut-short repr: no text
     return AgentInvocation(
         span_id=span.span_id,
         agent_name=string(attributes, "agent.name") or _agent_span_name(span),
@@ -274,6 +292,8 @@ def _wraps_run(span: SpanRecord) -> bool:
         and "crew_key" in span.attributes
     ):
         return True  # a crew's kickoff (CHAIN); the task's AGENT span inside names the agent
+    if _llama_index_workflow_run(span):
+        return True  # the workflow's run; its `run_agent_step` spans name the agents
     return not span.parent_span_id and span.name in _DEFAULT_RUN_NAMES
 
 
@@ -379,3 +399,60 @@ def _smolagents_tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ..
         if isinstance(member, Mapping) and isinstance(member.get("name"), str):
             listed.append(member["name"])
     return tuple(ToolDefinition(name=n) for n in dict.fromkeys(listed)) or None
+
+
+# --- LlamaIndex ---------------------------------------------------------------------------
+
+LLAMA_INDEX_SCOPE = "openinference.instrumentation.llama_index"
+_LLM_MESSAGE_PREFIXES = ("llm.input_messages.", "llm.output_messages.", "llm.prompts")
+_TOOL_OUTPUT_KEYS = frozenset({"tool_name", "raw_input", "raw_output", "is_error"})
+_AGENT_STEP = ".run_agent_step"
+_CURRENT_AGENT = re.compile(r"\bcurrent_agent_name='((?:[^'\\]|\\.)*)'\)\Z")
+"""The agent a workflow event is for: the last field of LlamaIndex's `AgentSetup` repr."""
+
+
+def _records_messages(attributes: Mapping[str, Any]) -> bool:
+    return any(key.startswith(_LLM_MESSAGE_PREFIXES) for key in attributes)
+
+
+def _llama_index_workflow_run(span: SpanRecord) -> bool:
+    """A LlamaIndex workflow's run span (`{Workflow class}.run`, a CHAIN root)."""
+    return (
+        span.scope_name == LLAMA_INDEX_SCOPE
+        and not span.parent_span_id
+        and span.name.endswith(".run")
+        and string(span.attributes, SPAN_KIND).upper() == "CHAIN"
+    )
+
+
+def _llama_index_agent_step(span: SpanRecord) -> AgentInvocation | None:
+    """An agent workflow's `run_agent_step` as the step of the agent it runs: its input is
+    `{"ctx": ..., "ev": "AgentSetup(input=[...], current_agent_name='...')"}`. Other
+    steps (and a step whose event names no agent) say nothing about a turn."""
+    if not span.name.endswith(_AGENT_STEP):
+        return None
+    bound = load_json(span.attributes.get("input.value"))
+    event = bound.get("ev") if isinstance(bound, Mapping) else None
+    named = _CURRENT_AGENT.search(event) if isinstance(event, str) else None
+    if named is None:
+        return None
+    return AgentInvocation(
+        span_id=span.span_id,
+        agent_name=named.group(1),
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+    )
+
+
+def _llama_index_tool_output(value: Any) -> tuple[str | None, bool]:
+    """(result, error) of a LlamaIndex `ToolOutput` dump; (None, False) for anything else.
+    The raw output is what the tool returned (the blocks hold its text for the model)."""
+    parsed = load_json(value)
+    if not isinstance(parsed, Mapping) or not set(parsed) >= _TOOL_OUTPUT_KEYS:
+        return None, False
+    raw = parsed.get("raw_output")
+    if raw is not None:
+        result = as_text(raw)
+    else:
+        result = content_text(parsed.get("blocks") or parsed.get("content") or "")
+    return result, parsed.get("is_error") is True
