@@ -42,7 +42,9 @@ def render(results: Mapping[str, Mapping[str, Any]]) -> str:
             lines.append(f"| {setup.framework} | {setup.instrumentation} | — | not run ||||||")
             continue
         cases: Mapping[str, Any] = row["cases"]
-        versions = ", ".join(f"{name} {version}" for name, version in row["versions"].items())
+        versions = ", ".join(
+            f"{name} {version}" for name, version in sorted(row["versions"].items())
+        )
         marks = [
             _mark(cases, ("fab",)),
             " / ".join(_mark(cases, (mode,)) for mode in FAILURES),
