@@ -23,6 +23,15 @@ fields. In data only explicit signals count (an error object, `ok`/`success` fal
 `is_error`, status "error", an HTTP status code under an HTTP name), and only along the
 wrappers: a record the tool looked up may well say `"status": "failed"` (a CI run, a
 payment) without the lookup having failed.
+
+A code run (an executor, `call_reach.call_kind`) states its outcome by its exit status:
+a non-zero one on the first or last line of its output, in a form executors print
+(`exitcode: 1 (execution failed)`, `Exit code: 1`, `Process exited with code 1`,
+`returncode=1` in a `CompletedProcess`), or under an exit key at the top of a structured
+result, fails the call; a status of 0 is success, whatever the output says. With no
+status, a Python traceback that is the whole output fails it. A status in the middle of
+the output is something the code printed, and a tool that is no executor (a CI lookup)
+does not fail by the exit code of the record it returned.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from .call_reach import call_kind
 from .model import ToolCall
 
 _ERROR_KEYS = ("error", "error_code", "errors", "error_message", "exception", "fault")
@@ -65,6 +75,12 @@ def call_failed(call: ToolCall) -> bool:
         return call.error
     if call.error or call.result is None or call.origin == "prose":
         return True
+    if call_kind(call, None) == "executor":
+        status = exit_status(call.result)
+        if status is not None:
+            return status != 0
+        if _traceback_is_output(call.result):
+            return True
     return result_is_error(call.result)
 
 
@@ -230,3 +246,80 @@ def _wrapped_is_error(value: Any, depth: int, *, top: bool) -> bool:
 
 def _is_block(item: Any) -> bool:
     return isinstance(item, dict) and isinstance(item.get("type"), str)
+
+
+# --- code runs ------------------------------------------------------------------------------
+
+_STATUS_LINE_CHARS = 300
+"""Characters of the first and of the last line of an output read for an exit status."""
+_EXIT_LINE = re.compile(
+    r"\A[ \t\[(]*(?:exit[ _]?code|exit[ _]status|return[ _]?code|"
+    r"process (?:exited|finished|completed|terminated) with (?:exit )?(?:code|status)|"
+    r"command (?:exited|failed) with (?:exit )?(?:code|status))[ \t]*[:=]?[ \t]*(-?\d+)\b",
+    re.IGNORECASE,
+)
+"""A status line as executors print it: AG2's `exitcode: 1 (execution failed)`, `Exit
+code: 1`, `[Process exited with code 1]`, `exit status 2`."""
+_COMPLETED_PROCESS = re.compile(r"\A[ \t]*CompletedProcess\([^\n]*?\breturncode=(-?\d+)\b")
+_EXIT_KEYS = ("exit_code", "exitcode", "returncode", "return_code", "exit_status")
+_OUTPUT_LABEL = re.compile(
+    r"\A[ \t]*(?:code output|output|stdout|stderr|result)[ \t]*:[ \t]*\n?", re.IGNORECASE
+)
+_TRACEBACK = re.compile(r"\A\s*Traceback \(most recent call last\):")
+
+
+@lru_cache(maxsize=4096)
+def exit_status(text: str) -> int | None:
+    """The exit status a code run's result reports (see the module docstring), or None
+    when it reports none."""
+    payload = structured_payload(text)
+    if isinstance(payload, dict):
+        return _exit_key(payload)
+    stripped = text.strip()
+    if not stripped:
+        return None
+    first = stripped[:_STATUS_LINE_CHARS].split("\n", 1)[0]
+    last = stripped[-_STATUS_LINE_CHARS:].rsplit("\n", 1)[-1]
+    for line in (first, last):
+        m = _EXIT_LINE.match(line) or _COMPLETED_PROCESS.match(line)
+        if m is not None:
+            return int(m.group(1))
+    return None
+
+
+def _exit_key(payload: dict[Any, Any], *, top: bool = True) -> int | None:
+    """An exit key at the top of a structured result, or of the object an envelope wraps."""
+    lowered = {str(k).lower(): v for k, v in payload.items()}
+    for key in _EXIT_KEYS:
+        value = lowered.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value.strip())
+    if not top or not _is_envelope(lowered):
+        return None
+    for key in _WRAPPER_KEYS:
+        inner = lowered.get(key)
+        if isinstance(inner, str):
+            inner = structured_payload(inner)
+        if isinstance(inner, dict):
+            return _exit_key(inner, top=False)
+    return None
+
+
+def _traceback_is_output(text: str) -> bool:
+    """A code run whose whole output is a Python traceback: after an output label (`Code
+    output:`), or a structured result whose `stderr` holds one and whose `stdout` is
+    empty."""
+    payload = structured_payload(text)
+    if isinstance(payload, dict):
+        lowered = {str(k).lower(): v for k, v in payload.items()}
+        stderr, stdout = lowered.get("stderr"), lowered.get("stdout")
+        return (
+            isinstance(stderr, str)
+            and _TRACEBACK.match(stderr[:_STATUS_LINE_CHARS]) is not None
+            and not (isinstance(stdout, str) and stdout.strip())
+        )
+    head = text[:_STATUS_LINE_CHARS].lstrip()
+    label = _OUTPUT_LABEL.match(head)
+    return _TRACEBACK.match(head[label.end() :] if label else head) is not None

@@ -320,3 +320,60 @@ def test_the_calls_own_outcome_fields_are_read_at_the_top_and_through_envelopes(
 )
 def test_status_fields_of_returned_records_are_data(text):
     assert result_is_error(text) is False
+
+
+def _run(result: str, name: str = "execute_code") -> ToolCall:
+    return ToolCall(name=name, arguments={"code": "print(total)"}, result=result)
+
+
+# A code run states its outcome by its exit status, on the first or last line of its
+# output or under an exit key; with no status, a traceback that is the whole output.
+@pytest.mark.parametrize(
+    ("call", "failed"),
+    [
+        (_run("exitcode: 1 (execution failed)\nCode output: \nNameError: total"), True),
+        (_run("exitcode: 0 (execution succeeded)\nCode output: 42"), False),
+        (_run("exitcode: 0 (execution succeeded)\nCode output: Error: no rows, using 0"), False),
+        (_run("Exit code: 1\nOutput:\nModuleNotFoundError: No module named 'pandas'"), True),
+        (_run("Exit code: 0\nOutput:\n42"), False),
+        (_run("Compiling...\nsegfault in worker\n[Process exited with code 139]"), True),
+        (_run("build ok\nProcess exited with code 0"), False),
+        (_run("CompletedProcess(args=['pytest'], returncode=1, stdout='1 failed')"), True),
+        (_run("CompletedProcess(args=['pytest'], returncode=0, stdout='3 passed')"), False),
+        (_run("exit status 2", name="bash"), True),
+        (_run('{"exit_code": 1, "stdout": "", "stderr": "boom"}'), True),
+        (_run('{"returncode": 0, "stdout": "42", "stderr": "warning: slow"}'), False),
+        (_run('{"result": {"exitcode": 2, "output": "timeout"}}'), True),
+        (_run("Code output:\nTraceback (most recent call last):\nKeyError: 'a'"), True),
+        (_run('{"stdout": "", "stderr": "Traceback (most recent call last):\\nValueError"}'), True),
+        (_run('{"stdout": "partial", "stderr": "Traceback (most recent call last):\\nE"}'), False),
+        (_run("rows: 12\nchecking exit code: 1 from the old job\ndone"), False),
+        (_run("The script printed an error message for row 3 and went on.\n42"), False),
+        (ToolCall(name="get_ci_job", arguments={"job": "build"}, result="Exit code: 1"), False),
+        (ToolCall(name="run_command", arguments={"command": "make"}, result="Exit code: 2"), True),
+    ],
+    ids=[
+        "ag2-exitcode-1-fails",
+        "ag2-exitcode-0-succeeds",
+        "exit-0-succeeds-though-output-says-error",
+        "exit-code-line-fails",
+        "exit-code-0-line-succeeds",
+        "process-exited-last-line-fails",
+        "process-exited-0-succeeds",
+        "completed-process-returncode-1-fails",
+        "completed-process-returncode-0-succeeds",
+        "exit-status-line-of-a-shell-fails",
+        "structured-exit-code-fails",
+        "structured-returncode-0-succeeds-despite-stderr",
+        "exit-key-one-envelope-down-fails",
+        "labelled-traceback-as-whole-output-fails",
+        "stderr-traceback-with-empty-stdout-fails",
+        "stderr-traceback-beside-output-is-no-status",
+        "exit-code-in-the-middle-of-output-is-data",
+        "mentioning-an-error-is-no-failure",
+        "exit-code-of-a-looked-up-ci-job-is-data",
+        "command-argument-makes-it-a-code-run",
+    ],
+)
+def test_code_run_outcome_is_its_exit_status(call, failed):
+    assert call_failed(call) is failed
