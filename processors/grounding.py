@@ -3,12 +3,16 @@
 Used for tool-call arguments (class 4b): an argument is grounded when the conversation
 or an earlier tool result contains it, allowing for case, punctuation, word order,
 partial place names ("Los Angeles" for "Los Angeles, CA") and date formats ("20th of
-July 2023" or "tomorrow" for "2023-07-20").
+July 2023" or "tomorrow" for "2023-07-20"). A member of a schema's enum is a choice among
+fixed options: `member_grounded` decides whether the grounds name it, by the words that
+set it apart from the other members.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
@@ -202,7 +206,7 @@ def value_grounded(value: str | int | float, grounds: Grounds) -> bool:
         return True
     if f" {normalized} " in grounds.normalized:
         return True
-    if any(f" {alias} " in grounds.normalized for alias in _COUNTRY_ALIASES.get(normalized, ())):
+    if _alias_grounded(normalized, grounds):
         return True
     record = _RECORD_NUMBER.match(normalized)
     if record and f" {record.group(1)} " in grounds.normalized:
@@ -269,6 +273,47 @@ _COUNTRY_ALIASES: dict[str, tuple[str, ...]] = {
 }
 """Countries whose code or common name is not their initials: "GB" for "the UK"."""
 
+_LANGUAGE_GROUPS = (
+    ("en", "english"),
+    ("fr", "french", "français", "francais"),
+    ("de", "german", "deutsch"),
+    ("es", "spanish", "español", "espanol"),
+    ("it", "italian", "italiano"),
+    ("pt", "portuguese", "português"),
+    ("nl", "dutch"),
+    ("hi", "hindi"),
+    ("id", "indonesian", "bahasa"),
+    ("zh", "chinese", "mandarin"),
+    ("ja", "japanese"),
+    ("ko", "korean"),
+    ("ru", "russian"),
+    ("ar", "arabic"),
+    ("vi", "vietnamese"),
+    ("th", "thai"),
+    ("tr", "turkish"),
+    ("pl", "polish"),
+    ("sv", "swedish"),
+)
+_LANGUAGE_ALIASES: dict[str, tuple[str, ...]] = {
+    name: tuple(n for n in group if n != name) for group in _LANGUAGE_GROUPS for name in group
+}
+"""Languages by their ISO 639-1 code and English or own name: "fr" for French."""
+_LOCALE = re.compile(r"^([a-z]{2}) ([a-z]{2})$")
+
+
+def _alias_grounded(normalized: str, grounds: Grounds) -> bool:
+    """A country's or language's code or other name ("GB" for "the UK", "fr" for
+    "French"), a locale by its language ("es-ES" for "Spanish")."""
+    locale = _LOCALE.match(normalized)
+    names = (normalized, locale.group(1)) if locale else (normalized,)
+    return any(
+        f" {alias} " in grounds.normalized
+        for name in names
+        for table in (_COUNTRY_ALIASES, _LANGUAGE_ALIASES)
+        for alias in table.get(name, ())
+    )
+
+
 _PAIRING = r"\s*(?:for|=|:|means|is|->|→|-)\s*"
 
 
@@ -281,8 +326,9 @@ def described_value_grounded(value: str | int | float, description: str, grounds
         return False
     token = re.escape(code.lower())
     text = description.lower()
-    after = re.finditer(rf"(?<![\w.]){token}(?![\w]){_PAIRING}([^,;.()\n]{{1,60}})", text)
-    before = re.finditer(rf"([^,;.()\n:=]{{1,60}})(?:\(|{_PAIRING}){token}(?![\w.])", text)
+    # The code may be quoted: "'metric' for Celsius".
+    after = re.finditer(rf"(?<![\w.]){token}(?![\w])['\"`]?{_PAIRING}([^,;.()\n]{{1,60}})", text)
+    before = re.finditer(rf"([^,;.()\n:=]{{1,60}})(?:\(|{_PAIRING})['\"`]?{token}(?![\w.])", text)
     for m in (*after, *before):
         words = [w for w in _NON_WORD.sub(" ", m.group(1)).split() if len(w) >= 3]
         if any(w not in _DESCRIPTION_FILLER and w in grounds.words for w in words):
@@ -322,6 +368,91 @@ def _abbreviated(normalized: str, grounds: Grounds) -> bool:
         return False
     candidates = {"".join(w[0] for w in words), "".join(w[0] for w in words[:-1])}
     return any(len(c) >= 2 and c in grounds.words for c in candidates)
+
+
+def member_grounded(member: str | int | float, members: Sequence[object], grounds: Grounds) -> bool:
+    """True when `grounds` name the enum member `member` of `members`: verbatim, as a
+    number or date, by a code's other name, or by the words that set it apart from the
+    other members, each given as it is or as a word sharing its stem ("musical" for
+    `Music`, "comfortable" for `comfort`). A word the member shares with another member
+    does not choose it: "economy" names `Economy`, not `Premium Economy`."""
+    if isinstance(member, int | float):
+        return value_grounded(member, grounds)
+    normalized = _NON_WORD.sub(" ", member.lower()).strip()
+    if not normalized or f" {normalized} " in grounds.normalized:
+        return True
+    if _alias_grounded(normalized, grounds):
+        return True
+    if re.fullmatch(r"[\d ]+", normalized) or _ISO_DATE.match(member.lower()):
+        return value_grounded(member, grounds)
+    tokens = _member_tokens(normalized)
+    others = {
+        t
+        for other in members
+        if str(other).lower() != member.lower()
+        for t in _member_tokens(_NON_WORD.sub(" ", str(other).lower()).strip())
+    }
+    distinctive = [t for t in tokens if t not in others] or tokens
+    found = sum(1 for t in distinctive if _shares_stem(t, grounds.words))
+    return found > 0 and found * 2 >= len(distinctive)
+
+
+def _member_tokens(normalized: str) -> list[str]:
+    words = normalized.split()
+    return [w for w in words if len(w) >= 3 and w not in _STOPWORDS] or words
+
+
+_DERIVATIONS = (
+    "s",
+    "es",
+    "al",
+    "ally",
+    "ic",
+    "ical",
+    "ly",
+    "able",
+    "ful",
+    "ing",
+    "ed",
+    "er",
+    "ers",
+    "ist",
+    "ists",
+    "y",
+)
+"""Suffixes that make a word of the same stem: music → musical, comfort → comfortable."""
+
+
+def _shares_stem(token: str, words: frozenset[str]) -> bool:
+    """`token`, or a word that is `token` plus a derivational suffix, or `token` less one."""
+    if token in words:
+        return True
+    for suffix in _DERIVATIONS:
+        if token + suffix in words:
+            return True
+        stem = token[: -len(suffix)]
+        if token.endswith(suffix) and len(stem) >= 3 and stem in words:
+            return True
+    return False
+
+
+def different_script(value: str, text: str) -> bool:
+    """True when `text` holds letters of a script `value` is not written in (a Chinese
+    request, a Latin-script value; a Korean value, an English request): whether the
+    request names the value is then a translation no token comparison decides."""
+    own = _scripts(value)
+    return bool(own) and not _scripts(text) <= own
+
+
+def _scripts(text: str) -> frozenset[str]:
+    """The scripts of the letters of `text` (LATIN, CJK, HANGUL, CYRILLIC ...)."""
+    found = {"LATIN"} if any(c.isascii() and c.isalpha() for c in text) else set()
+    for c in set(text):
+        if not c.isascii() and c.isalpha():
+            script = unicodedata.name(c, "OTHER").split(" ", 1)[0]
+            if script != "MODIFIER":  # ʼ and ˈ mark a Latin word, not another script
+                found.add(script)
+    return frozenset(found)
 
 
 def _stem_in(token: str, words: frozenset[str]) -> bool:

@@ -6,8 +6,8 @@ it, as `processors.grounding` decides, or when the parameter's description pairs
 a word the user gave ("1 for Bangkok"). The finding is for values that look up or act on
 existing things (ids, recipients, paths read, accounts, order numbers). Not checked:
 
-- values the schema fixes (enum members, defaults, booleans) and low-information numbers
-  (0 and 1 unless an identifier, small paging knobs);
+- values the schema fixes (defaults, booleans, the only member of an enum) and
+  low-information numbers (0 and 1 unless an identifier, small paging knobs);
 - prose the agent composes for any tool (a query, a command, code, a message, a comment);
 - what a creating tool's new thing is titled, says and where it goes (`create_issue`'s
   title and body, `write_file`'s path): the agent's work, not an input nobody gave.
@@ -15,6 +15,13 @@ existing things (ids, recipients, paths read, accounts, order numbers). Not chec
 
 A guessed path the call found, or a guessed URL a reading call loaded, is exploration the
 system confirmed; one that failed stays a finding.
+
+An enum member of a required parameter is a choice the user must have implied: it is
+grounded when the conversation or an earlier result names it (or a word sharing its stem,
+or a word the parameter's description pairs with it), see `grounding.member_grounded`. A
+parameter the call may leave out is grounded by omission: the request allowed the tool's
+default, so the member set there refines it. Where the user wrote in another script than
+the member's (a Chinese request, a Latin-script enum), token comparison cannot decide.
 """
 
 from __future__ import annotations
@@ -23,7 +30,13 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..grounding import Grounds, described_value_grounded, value_grounded
+from ..grounding import (
+    Grounds,
+    described_value_grounded,
+    different_script,
+    member_grounded,
+    value_grounded,
+)
 from ..kinds import Kind
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_succeeded
@@ -127,6 +140,29 @@ _OTHER_VERBS = frozenset(
         "download",
     ]
 )
+_LOOKUP_VERBS = frozenset(
+    [
+        "get",
+        "read",
+        "find",
+        "lookup",
+        "search",
+        "list",
+        "fetch",
+        "check",
+        "view",
+        "show",
+        "query",
+        "retrieve",
+        "load",
+        "browse",
+    ]
+)
+"""Verbs of a tool that only reads: its choice of scope asks, it changes nothing."""
+_LIVE_SCOPE = frozenset(["production", "prod", "live", "latest", "current", "main", "master"])
+"""Members that name the live or current scope: the running environment, the newest
+version, the default branch. A question about the state of things that names no scope
+asks about that one ("is the deploy stuck?" reads production)."""
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _PATH_PARAM = re.compile(r"path|file|dir|folder|directory", re.I)
 _PATH_VALUE = re.compile(r"^[\w.\-~/]*/[\w.\-~/]*$")
@@ -138,7 +174,7 @@ _MAX_LEAVES = 64
 
 class ArgumentGroundingValidator:
     name = "arguments"
-    version = "1.1"
+    version = "1.2"
     kinds = frozenset({Kind.UNGROUNDED_TOOL_ARGUMENT})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
@@ -152,6 +188,7 @@ class ArgumentGroundingValidator:
             (*turn.user_history, turn.conversation_text, turn.history_results_text)
         ).lower()
         before = Grounds(known)
+        user_words = "\n".join((*turn.user_history, turn.user_message))
         definitions = {t.name: t for t in turn.tools or ()}
         out: list[Finding] = []
         earlier_results: list[str] = []
@@ -160,10 +197,28 @@ class ArgumentGroundingValidator:
                 seen = known + "\n" + "\n".join(earlier_results).lower()
                 earlier = Grounds(seen[len(known) :])
                 definition = resolve_tool(call.name, definitions)
+                parameters = definition.parameters if definition else {}
                 properties = definition.properties if definition else {}
                 creates = _creates(call.name, definition.description if definition else "")
                 for path, value in _leaves(call.arguments):
                     schema = _leaf_schema(properties, path)
+                    if _in_enum(value, schema):
+                        required = _leaf_required(parameters, path)
+                        if _open_choice(value, schema, required, user_words):
+                            continue
+                        if str(value).lower() in _LIVE_SCOPE and _looks_up(
+                            call.name, definition.description if definition else ""
+                        ):
+                            continue
+                        members = schema["enum"]
+                        if member_grounded(value, members, before) or member_grounded(
+                            value, members, earlier
+                        ):
+                            continue
+                        if described_value_grounded(value, _description(properties, path), before):
+                            continue
+                        out.append(_finding(self, call, path, value))
+                        continue
                     if _not_checked(path, value, schema, creates):
                         continue
                     if isinstance(value, str) and contains_token(seen, value.lower()):
@@ -229,6 +284,24 @@ def _leaf_schema(properties: Mapping[str, Any], path: str) -> Any:
     return schema
 
 
+def _leaf_required(parameters: Mapping[str, Any], path: str) -> bool:
+    """Must the call give the value at `path`? Each named segment must be in its parent
+    object's `required` list; a list's items are as required as the list."""
+    schema: Any = parameters
+    for m in _SEGMENT.finditer(path):
+        if not isinstance(schema, Mapping):
+            return False
+        if m.group(1) is None:
+            schema = schema.get("items")
+            continue
+        required = schema.get("required")
+        if not isinstance(required, list) or m.group(1) not in required:
+            return False
+        props = schema.get("properties")
+        schema = props.get(m.group(1)) if isinstance(props, Mapping) else None
+    return True
+
+
 def _description(properties: Mapping[str, Any], path: str) -> str:
     """The description of the top-level parameter `path` belongs to."""
     schema = properties.get(path.split(".", 1)[0].split("[", 1)[0])
@@ -245,14 +318,23 @@ def _creates(name: str, description: str) -> bool:
     """Does the tool make something new (a file, a message, a ticket)? The first verb of
     its name decides (`gh_put_file`, `send_email` vs `find_movies`, `update_order`), else
     the first verb of its description ("Creates a ..." vs "Retrieve ...")."""
+    return _first_verb(name, description) in _CREATE_VERBS
+
+
+def _looks_up(name: str, description: str) -> bool:
+    """Does the tool only read (`get_deploy_status`, `find_events`, "Retrieves ...")?"""
+    return _first_verb(name, description) in _LOOKUP_VERBS
+
+
+def _first_verb(name: str, description: str) -> str:
+    """The first known verb of the tool's name, else of its description ("" if none)."""
     for text in (name, description[:200]):
         for word in _WORD.findall(text):
-            verb = word.lower()
-            if verb in _CREATE_VERBS or verb.rstrip("s") in _CREATE_VERBS:
-                return True
-            if verb in _OTHER_VERBS or verb.rstrip("s") in _OTHER_VERBS:
-                return False
-    return False
+            verb = str(word).lower()
+            for form in (verb, verb.rstrip("s")):
+                if form in _CREATE_VERBS or form in _OTHER_VERBS:
+                    return form
+    return ""
 
 
 def _not_checked(path: str, value: str | int | float, schema: Any, creates: bool) -> bool:
@@ -291,13 +373,30 @@ def _in_enum(value: str | int | float, schema: Any) -> bool:
     return isinstance(enum, list) and (value in enum or str(value) in map(str, enum))
 
 
+_BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no"})
+
+
+def _open_choice(
+    value: str | int | float, schema: Mapping[str, Any], required: bool, user: str
+) -> bool:
+    """An enum member that is no choice the user had to imply: the default, the only
+    member, a boolean spelled as a string, or a member of a parameter the call may leave
+    out (left out, the tool does its default; set, the member refines the request, which
+    need not have spelled it out). Nor is it decidable when the user wrote in another
+    script than the member's ("官网" for `website`): that is a translation."""
+    members = schema.get("enum") or []
+    return (
+        _fixed_by_schema(value, schema)
+        or len(members) <= 1
+        or not required
+        or str(value).lower() in _BOOLEAN_WORDS
+        or different_script(str(value), user)
+    )
+
+
 def _fixed_by_schema(value: str | int | float, schema: Any) -> bool:
-    """A default or an enum member: the schema offered it. Whether the request meant that
-    member ("a concert" for `Music`, "官网" for `website`) is a reading of the request that
-    no token comparison decides across languages."""
+    """The schema's default: the value the tool takes when nobody says otherwise."""
     if not isinstance(schema, Mapping):
         return False
     default = schema.get("default")
-    if default is not None and str(default).lower() == str(value).lower():
-        return True
-    return _in_enum(value, schema)
+    return default is not None and str(default).lower() == str(value).lower()

@@ -304,3 +304,225 @@ def test_numbers_codes_and_dates_derived_from_the_request(
     transcript: dict[str, Any], flagged: bool
 ) -> None:
     assert (KIND in kinds_of(transcript)) is flagged
+
+
+def _enum(*members: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "string", "enum": list(members), **extra}
+
+
+FIND_EVENTS = tool(
+    "find_events", required=("city", "event_type"), event_type=_enum("Music", "Theater")
+)
+BOOK_FLIGHT = tool(
+    "book_flight",
+    required=("route", "cabin"),
+    cabin=_enum("Economy", "Premium Economy", "Business"),
+)
+FIND_MOVIES = tool("find_movies", required=("city",), genre=_enum("Drama", "Mystery", "Comedy"))
+DEPLOY_STATUS = tool(
+    "get_deploy_status",
+    required=("service", "environment"),
+    environment=_enum("staging", "production"),
+)
+DEPLOY = tool(
+    "deploy_service",
+    required=("service", "environment"),
+    environment=_enum("staging", "production"),
+)
+TRANSLATE = tool("translate", required=("text", "target"), target=_enum("de", "fr", "es", "hi"))
+WEATHER = tool(
+    "get_weather",
+    required=("city", "units"),
+    units=_enum(
+        "metric",
+        "imperial",
+        description="'metric' for Celsius and km/h, 'imperial' for Fahrenheit and mph.",
+    ),
+)
+PUBLISH = tool(
+    "publish_article", required=("article_id", "channel"), channel=_enum("website", "wechat")
+)
+
+
+def _one_call(user: str, name: str, arguments: dict[str, Any], tools: list[Any]) -> dict[str, Any]:
+    return chat("", user=user, calls=[Call(name, arguments)], tools=tools)
+
+
+ENUM_CHOICES = [
+    pytest.param(
+        _one_call(
+            "Anything on in Chicago tonight?",
+            "find_events",
+            {"city": "Chicago", "event_type": "Theater"},
+            [FIND_EVENTS],
+        ),
+        True,
+        id="required-member-nobody-implied-is-invented",
+    ),
+    pytest.param(
+        _one_call(
+            "Any theater in Chicago tonight?",
+            "find_events",
+            {"city": "Chicago", "event_type": "Theater"},
+            [FIND_EVENTS],
+        ),
+        False,
+        id="member-the-user-named",
+    ),
+    pytest.param(
+        _one_call(
+            "Find me some musical events in Chicago.",
+            "find_events",
+            {"city": "Chicago", "event_type": "Music"},
+            [FIND_EVENTS],
+        ),
+        False,
+        id="word-sharing-the-members-stem",
+    ),
+    pytest.param(
+        _one_call(
+            "Book me an economy seat on JFK-LAX.",
+            "book_flight",
+            {"route": "JFK-LAX", "cabin": "Premium Economy"},
+            [BOOK_FLIGHT],
+        ),
+        True,
+        id="word-shared-with-another-member-does-not-choose-it",
+    ),
+    pytest.param(
+        _one_call(
+            "Book me a premium economy seat on JFK-LAX.",
+            "book_flight",
+            {"route": "JFK-LAX", "cabin": "Premium Economy"},
+            [BOOK_FLIGHT],
+        ),
+        False,
+        id="words-that-set-the-member-apart",
+    ),
+    pytest.param(
+        _one_call(
+            "Weather in Oslo, in Celsius please.",
+            "get_weather",
+            {"city": "Oslo", "units": "metric"},
+            [WEATHER],
+        ),
+        False,
+        id="member-the-description-pairs-with-the-users-word",
+    ),
+    pytest.param(
+        _one_call(
+            "Weather in Oslo, please.",
+            "get_weather",
+            {"city": "Oslo", "units": "imperial"},
+            [WEATHER],
+        ),
+        True,
+        id="unit-nobody-asked-for",
+    ),
+    pytest.param(
+        _one_call(
+            "Put 'good morning' into French.",
+            "translate",
+            {"text": "good morning", "target": "fr"},
+            [TRANSLATE],
+        ),
+        False,
+        id="language-code-for-the-language-named",
+    ),
+    pytest.param(
+        _one_call(
+            "Find a film in Leeds, something like a crime story.",
+            "find_movies",
+            {"city": "Leeds", "genre": "Mystery"},
+            [FIND_MOVIES],
+        ),
+        False,
+        id="optional-parameter-is-grounded-by-omission",
+    ),
+    pytest.param(
+        _one_call(
+            "把文章 A-17 发布到官网。",
+            "publish_article",
+            {"article_id": "A-17", "channel": "website"},
+            [PUBLISH],
+        ),
+        False,
+        id="request-in-another-script-is-not-decided-by-tokens",
+    ),
+    pytest.param(
+        _one_call(
+            "Is the checkout-web deploy stuck?",
+            "get_deploy_status",
+            {"service": "checkout-web", "environment": "production"},
+            [DEPLOY_STATUS],
+        ),
+        False,
+        id="a-lookup-of-the-live-scope-when-none-is-named",
+    ),
+    pytest.param(
+        _one_call(
+            "Is the checkout-web deploy stuck?",
+            "get_deploy_status",
+            {"service": "checkout-web", "environment": "staging"},
+            [DEPLOY_STATUS],
+        ),
+        True,
+        id="a-lookup-of-another-scope-nobody-named",
+    ),
+    pytest.param(
+        _one_call(
+            "Ship checkout-web 3.2.1.",
+            "deploy_service",
+            {"service": "checkout-web", "environment": "production"},
+            [DEPLOY],
+        ),
+        True,
+        id="an-action-on-the-live-scope-nobody-named",
+    ),
+    pytest.param(
+        chat(
+            "",
+            user="Publish A-17 where we usually do.",
+            calls=[
+                Call("get_defaults", {}, result='{"channel": "wechat"}'),
+                Call("publish_article", {"article_id": "A-17", "channel": "wechat"}),
+            ],
+            tools=[tool("get_defaults"), PUBLISH],
+        ),
+        False,
+        id="member-an-earlier-result-named",
+    ),
+    pytest.param(
+        _one_call(
+            "Weather in Oslo, please.",
+            "get_weather",
+            {"city": "Oslo", "units": "metric"},
+            [
+                tool(
+                    "get_weather",
+                    required=("city", "units"),
+                    units=_enum("metric", "imperial", default="metric"),
+                )
+            ],
+        ),
+        False,
+        id="default-member",
+    ),
+    pytest.param(
+        _one_call(
+            "Anything on in Chicago tonight?",
+            "find_events",
+            {"city": "Chicago", "event_type": "Music"},
+            [tool("find_events", required=("city", "event_type"), event_type=_enum("Music"))],
+        ),
+        False,
+        id="only-member",
+    ),
+]
+
+
+@pytest.mark.parametrize(("transcript", "flagged"), ENUM_CHOICES)
+def test_enum_member_is_a_choice_the_user_implied(
+    transcript: dict[str, Any], flagged: bool
+) -> None:
+    assert (KIND in kinds_of(transcript)) is flagged
