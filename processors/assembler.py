@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
@@ -490,7 +490,11 @@ class TurnAssembler:
                 by_agent[agent].append(member)
             elif member.value is not None:
                 loose.append(member)
-        parts = [self._part(group, members[k], owned) for k, owned in by_agent.items()]
+        outermost = [members[k] for k in by_agent]
+        parts = [
+            self._part(group, members[k], owned, [m for m in outermost if m is not members[k]])
+            for k, owned in by_agent.items()
+        ]
         member_of = {id(m.value): m for m in loose}
         steps = [m.value for m in loose if isinstance(m.value, LlmStep)]
         tools = [m.value for m in loose if isinstance(m.value, ToolExecution)]
@@ -500,7 +504,10 @@ class TurnAssembler:
         return parts
 
     @staticmethod
-    def _part(group: _Group, agent: _Member | None, owned: list[_Member]) -> _Part:
+    def _part(
+        group: _Group, agent: _Member | None, owned: list[_Member], peers: Sequence[_Member] = ()
+    ) -> _Part:
+        """`peers`: the group's other outermost agent spans (agents of the same run)."""
         steps = [m for m in owned if isinstance(m.value, LlmStep)]
         first = min(steps, key=lambda m: m.start_ns, default=agent)
         root = agent if agent is not None else first
@@ -515,6 +522,13 @@ class TurnAssembler:
             service=service,
             inner_agents=tuple(
                 m.value for m in owned if m is not agent and isinstance(m.value, AgentInvocation)
+            ),
+            peer_agents=tuple(
+                m.value
+                for m in peers
+                if agent is not None
+                and m.trace_id == agent.trace_id
+                and isinstance(m.value, AgentInvocation)
             ),
         )
         return _Part(spans, tuple(owned))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .answer_tools import delivered_answer, with_answer_calls
+from .call_reach import call_kind
 from .model import ToolCall, ToolDefinition, Turn
 from .normalize.base import AgentInvocation, ChatMessage, LlmStep, ToolCallPart, ToolExecution
 from .nudges import is_framework_nudge
@@ -56,6 +57,9 @@ class TurnSpans:
     trace_id: str = ""
     service: str = ""
     inner_agents: tuple[AgentInvocation, ...] = ()
+    peer_agents: tuple[AgentInvocation, ...] = ()
+    """The other outermost agent spans of the turn's trace: agents of the same run that
+    are turns of their own (each speaker of an AutoGen group chat)."""
 
 
 # --- which calls form a turn -----------------------------------------------------------
@@ -278,6 +282,11 @@ def build_turn(spans: TurnSpans) -> Turn:
     calls = _calls_from_outputs(turn, ordered, thread)
     calls = _with_executions(calls, spans.tools, thread, len(turn.steps), anonymous)
     calls = _framework_written(calls, spans.steps)
+    agent_name = (
+        _agent_name(agent, spans.inner_agents, _first_started(spans.steps))
+        or _first(s.agent_name for s in reversed(ordered))
+        or turn.agent
+    )
     return replace(
         turn,
         tool_calls=with_answer_calls(calls, turn.reply, len(turn.steps) - 1),
@@ -289,9 +298,90 @@ def build_turn(spans: TurnSpans) -> Turn:
         tenant=spans.tenant,
         trace_id=spans.trace_id,
         service=spans.service,
-        agent=_agent_name(agent, spans.inner_agents, _first_started(spans.steps))
-        or _first(s.agent_name for s in reversed(ordered)),
+        agent=agent_name,
+        participants=participants(
+            agent_name,
+            named=_named_speakers(messages),
+            ran_beside=_agents_beside(agent, spans),
+            calls=(*calls, *turn.history_tool_calls),
+        ),
     )
+
+
+# --- who speaks in the turn's conversation ----------------------------------------------
+
+MIN_NAMED_OTHERS = 2
+"""Names on the messages, besides the turn's agent's, that make a group: one alone may be
+the person the agent talks to (AutoGen names the task's sender "user")."""
+_HANDOFF_PREFIX = re.compile(r"\A(?:transfer|handoff|hand_off|delegate|route)(?:_to)?_")
+
+
+def participants(
+    agent: str, *, named: Iterable[str], ran_beside: Iterable[str], calls: Iterable[ToolCall]
+) -> tuple[str, ...]:
+    """The agents that speak in the turn's conversation, the turn's agent first, or ()
+    when it has no one to hand over to (see docs/validators.md, stall).
+
+    `named`: the speakers the messages name; `ran_beside`: agents of the same run (other
+    agent spans). An agent the session reached through a call (a tool named for it, a
+    handoff `transfer_to_<agent>`, a delegation whose arguments name it) answers its lead
+    and is no speaker, nor is the turn's agent itself."""
+    if not agent:
+        return ()
+    reached = _reached_agents(calls)
+    own = _function_name(agent)
+
+    def others(names: Iterable[str]) -> list[str]:
+        keep = (n for n in names if _function_name(n) not in reached and _function_name(n) != own)
+        return list(dict.fromkeys(keep))
+
+    beside = others(ran_beside)
+    speakers = others(named)
+    if beside or len(speakers) >= MIN_NAMED_OTHERS:
+        return (agent, *dict.fromkeys((*beside, *speakers)))
+    return ()
+
+
+def _reached_agents(calls: Iterable[ToolCall]) -> frozenset[str]:
+    """Function-name forms of the agents the calls reached: the tool's name (an agent
+    offered as a tool), its handoff target, the string arguments of a delegation."""
+    out: set[str] = set()
+    for call in calls:
+        name = _function_name(call.name)
+        out.add(name)
+        target = _HANDOFF_PREFIX.sub("", name)
+        if target != name:
+            out.add(target)
+            out.update(_function_name(v) for v in call.arguments.values() if isinstance(v, str))
+        elif call_kind(call, None) == "delegation":
+            out.update(
+                _function_name(v)
+                for v in call.arguments.values()
+                if isinstance(v, str) and len(v) <= MAX_AGENT_NAME_CHARS
+            )
+    return frozenset(out)
+
+
+MAX_AGENT_NAME_CHARS = 120
+"""A delegation's argument longer than this is its task, not the name of an agent."""
+
+
+def _named_speakers(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """The `name`s on the user and assistant messages the turn's model was given."""
+    return [
+        m["name"]
+        for m in messages[:-1]
+        if m.get("role") in ("user", "assistant") and isinstance(m.get("name"), str) and m["name"]
+    ]
+
+
+def _agents_beside(agent: AgentInvocation | None, spans: TurnSpans) -> list[str]:
+    """Agents of the same run as the turn's: the other outermost agent spans of its trace,
+    and the agents inside a run span that wraps the turn."""
+    beside = [a.agent_name for a in spans.peer_agents if not a.wrapper]
+    if agent is not None and agent.wrapper:
+        beside.extend(a.agent_name for a in spans.inner_agents if not a.wrapper)
+    return [name for name in beside if name]
 
 
 def _agent_name(
@@ -375,6 +465,7 @@ def _output_message(step: LlmStep) -> dict[str, Any]:
         role="assistant",
         text="\n".join(m.text for m in outputs if m.text),
         tool_calls=tuple(p for m in outputs for p in m.tool_calls),
+        name=_first(m.name for m in outputs),
     )
     reply = _openai_message(merged)
     assert reply is not None
@@ -408,13 +499,18 @@ def _openai_message(m: ChatMessage) -> dict[str, Any] | None:
         return None
     if m.role == "assistant":
         out: dict[str, Any] = {"role": "assistant", "content": m.text or None}
+        if m.name:
+            out["name"] = m.name
         calls = [_openai_call(p) for p in m.tool_calls if p.name]
         if calls:
             out["tool_calls"] = calls
         return out
     if m.role == "tool":
         return _tool_message(m)
-    return {"role": m.role, "content": m.text}
+    out = {"role": m.role, "content": m.text}
+    if m.name and m.role == "user":
+        out["name"] = m.name
+    return out
 
 
 def _tool_message(m: ChatMessage) -> dict[str, Any]:

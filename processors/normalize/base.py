@@ -38,6 +38,9 @@ class ChatMessage:
     tool_call_id: str = ""
     """For a tool message: the call it answers."""
     is_error: bool = False
+    name: str = ""
+    """The speaker a user or assistant message names (Chat Completions' and GenAI's `name`,
+    OpenInference's `message.name`): in a group chat, the agent or person who said it."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ Message shapes understood by `read_messages` (one list may mix them):
   `{"candidates"}`, `{"content": {...}}`, `{"message"}`, `{"new_message"}`, `{"text"}`,
   `{"prompt"}`.
 
+A user or assistant message's `name` (Chat Completions, GenAI, OpenInference
+`message.name`) is its speaker: in a group chat, the agent or person who said it.
 A user message in CrewAI's task prompt (`\nCurrent Task: {description}` and its criteria)
 is the description alone. A tool result inside any message becomes its own
 `ChatMessage(role="tool")`. A Responses
@@ -300,7 +302,15 @@ def _message(m: Mapping[str, Any], default_role: str) -> list[ChatMessage]:
         return [_tool_message(call_id, "\n".join(texts), error)]
     out = list(results)
     if texts or calls:
-        out.append(ChatMessage(role=role, text="\n".join(texts), tool_calls=_unique(calls)))
+        speaker = m.get("name") if role in ("user", "assistant") else None
+        out.append(
+            ChatMessage(
+                role=role,
+                text="\n".join(texts),
+                tool_calls=_unique(calls),
+                name=speaker.strip() if isinstance(speaker, str) else "",
+            )
+        )
     return out
 
 

@@ -179,6 +179,7 @@ def _plain_message(message: Mapping[str, Any], default_role: str) -> dict[str, A
         "content": message.get("content") if contents is None else contents,
         "tool_calls": calls,
         "tool_call_id": message.get("tool_call_id"),
+        "name": message.get("name"),
     }
 
 
