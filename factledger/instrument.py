@@ -90,11 +90,13 @@ class ChatSpan:
         text: str | None = None,
         tool_calls: Sequence[Mapping[str, Any]] | None = None,
         finish_reason: str | None = None,
+        name: str | None = None,
     ) -> None:
         """Record the model's answer: its text and/or tool calls (OpenAI-style
         `{"id", "function": {"name", "arguments"}}` or flat `{"id", "name", "arguments"}`).
 
-        `finish_reason` defaults to "tool_call" when there are tool calls, else "stop".
+        `finish_reason` defaults to "tool_call" when there are tool calls, else "stop";
+        `name` is the speaker's, in a group chat.
         """
         reason = finish_reason or ("tool_call" if tool_calls else "stop")
         self.span.set_attribute(FINISH_REASONS, [reason])
@@ -103,7 +105,9 @@ class ChatSpan:
         parts = _text_parts(text or "") + [
             _tool_call_part(c, j) for j, c in enumerate(tool_calls or ())
         ]
-        message = {"role": "assistant", "parts": parts, "finish_reason": reason}
+        message: dict[str, Any] = {"role": "assistant", "parts": parts, "finish_reason": reason}
+        if name:
+            message["name"] = name
         self.span.set_attribute(OUTPUT_MESSAGES, _dumps([message]))
 
 
@@ -276,10 +280,17 @@ def semconv_messages(
             calls = tool_call_list(message.get("tool_calls"))
             parts = _text_parts(text)
             parts.extend(_tool_call_part(call, j, index) for j, call in enumerate(calls))
-            converted.append({"role": "assistant", "parts": parts})
+            converted.append(_named({"role": "assistant", "parts": parts}, message))
         else:
-            converted.append({"role": role, "parts": _text_parts(text)})
+            converted.append(_named({"role": role, "parts": _text_parts(text)}, message))
     return converted, system
+
+
+def _named(converted: dict[str, Any], message: Message) -> dict[str, Any]:
+    """The speaker's name, where a group chat's message carries one."""
+    if message.get("name"):
+        converted["name"] = str(message["name"])
+    return converted
 
 
 def tool_call_list(raw: Any) -> list[Mapping[str, Any]]:

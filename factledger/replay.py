@@ -230,8 +230,10 @@ def transcript_spans(
     token = otel_context.attach(otel_context.Context())
     emitted = 1
     try:
+        # The reply's speaker is the agent, as the transcript loader reads it.
+        agent = str(messages[reply].get("name") or agent_name)
         with invoke_agent(
-            agent_name, conversation_id=conversation_id or None, model=model, tracer=tracer
+            agent, conversation_id=conversation_id or None, model=model, tracer=tracer
         ):
             for index in range(first, len(messages)):
                 message = messages[index]
@@ -242,6 +244,7 @@ def transcript_spans(
                         llm.set_output(
                             text=content_text(message.get("content")) or None,
                             tool_calls=message["tool_calls"] or None,
+                            name=message.get("name"),
                         )
                     emitted += 1
                 elif message["role"] == "tool" and message.get("tool_call_id") in calls:
@@ -268,8 +271,9 @@ def _tool_span(message: Mapping[str, Any], call: Mapping[str, Any], tracer: Trac
 
 def normalized_messages(transcript: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A transcript's messages with roles mapped (developer -> system, function -> tool),
-    tool calls parsed into `{"id", "type", "function": {"name", "arguments"}}` with the
-    transcript loader's default ids, and tool messages' `tool_call_id` filled in.
+    speakers' `name`s kept, tool calls parsed into
+    `{"id", "type", "function": {"name", "arguments"}}` with the transcript loader's
+    default ids, and tool messages' `tool_call_id` filled in.
 
     Raises TranscriptError naming the offending message.
     """
@@ -287,6 +291,8 @@ def normalized_messages(transcript: Mapping[str, Any]) -> list[dict[str, Any]]:
             raise TranscriptError(f"messages[{index}] has unknown role {raw_role!r}")
         role = {"developer": "system", "function": "tool"}.get(raw_role, raw_role)
         message: dict[str, Any] = {"role": role, "content": raw.get("content")}
+        if role in ("user", "assistant") and raw.get("name"):
+            message["name"] = str(raw["name"])  # a group chat's speaker
         if role == "assistant":
             message["tool_calls"] = _normalized_calls(index, raw.get("tool_calls"))
         elif role == "tool":

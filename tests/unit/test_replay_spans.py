@@ -285,6 +285,8 @@ def openai_message(message: dict[str, Any]) -> list[dict[str, Any]]:
     out: dict[str, Any] = {"role": role, "content": "\n".join(texts)}
     if calls:
         out["tool_calls"] = calls
+    if message.get("name"):
+        out["name"] = message["name"]
     return [out]
 
 
