@@ -18,7 +18,7 @@ import pytest
 from factledger.processors.normalize.messages import read_messages
 from factledger.processors.spans import SpanRecord
 
-from .test_framework_shapes import only_turn, record
+from .span_turns import only_turn, record
 
 USER = "Push branch main of acme/team-clean."
 COMMIT = "a523f6f6ebb28186c7ebef5466b89d08b6770c63"

@@ -14,71 +14,18 @@ from typing import Any
 
 import pytest
 
-from factledger.processors.assembler import TurnAssembler
-from factledger.processors.model import Turn, Verdict
 from factledger.processors.normalize.base import ChatMessage, ToolExecution
 from factledger.processors.normalize.dispatch import normalize
 from factledger.processors.normalize.messages import read_messages
-from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
 
-TRACE = "5b8efff798038103d269b633813fc60c"
-
-
-def record(
-    span_id: str,
-    name: str,
-    attributes: Mapping[str, Any],
-    *,
-    parent: str = "",
-    start: int = 1_000,
-    end: int = 2_000,
-    status: int = 0,
-    scope: str = "",
-) -> SpanRecord:
-    return SpanRecord(
-        trace_id=TRACE,
-        span_id=span_id,
-        name=name,
-        parent_span_id=parent,
-        start_time_unix_nano=start,
-        end_time_unix_nano=end,
-        status_code=status,
-        attributes=dict(attributes),
-        scope_name=scope,
-    )
+from .span_turns import only_turn, record
 
 
 def tool_execution(attributes: Mapping[str, Any], name: str = "tool") -> ToolExecution:
     value = normalize(record("e457b5a2e4d86bd1", name, attributes))
     assert isinstance(value, ToolExecution), value
     return value
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def judged(spans: Sequence[SpanRecord]) -> list[tuple[Turn, Verdict]]:
-    """Every turn of the spans, in the order they ended, with its default verdict."""
-    clock = FakeClock()
-    assembler = TurnAssembler(clock, grace_seconds=1.0)
-    for s in spans:
-        assembler.add(s)
-    clock.now = 10.0
-    turns = sorted([*assembler.due(), *assembler.flush_all()], key=lambda t: t.ended_at_ns)
-    runner = default_runner()
-    return [(t.turn, runner.validate(t.turn)) for t in turns]
-
-
-def only_turn(spans: Sequence[SpanRecord]) -> tuple[Turn, Verdict]:
-    turns = judged(spans)
-    assert len(turns) == 1, [t.reply for t, _ in turns]
-    return turns[0]
 
 
 # --- 1. LangChain tool messages -----------------------------------------------------------

@@ -15,7 +15,7 @@ from factledger.processors.kinds import Kind, Outcome
 from factledger.processors.outcomes import result_is_error
 from factledger.processors.spans import SpanRecord
 
-from .test_framework_shapes import only_turn, record
+from .span_turns import only_turn, record
 
 NATIVE = "gcp.vertex.agent"
 OPENINFERENCE = "openinference.instrumentation.google_adk"

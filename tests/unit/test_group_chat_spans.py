@@ -18,7 +18,7 @@ import pytest
 from factledger.processors.model import Turn, Verdict
 from factledger.processors.spans import SpanRecord
 
-from .test_framework_shapes import judged, only_turn, record
+from .span_turns import judged, only_turn, record
 
 TASK = "Compare last week's ridership on lines 4 and 7."
 HAND_OVER = "Let me gather the ridership data, one moment."

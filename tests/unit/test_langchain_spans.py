@@ -13,7 +13,7 @@ from typing import Any
 
 from factledger.processors.spans import SpanRecord
 
-from .test_framework_shapes import only_turn, record
+from .span_turns import only_turn, record
 
 GIT_SCHEMA = json.dumps(
     {

@@ -24,7 +24,7 @@ from factledger.processors.normalize.dispatch import normalize
 from factledger.processors.outcomes import call_failed
 from factledger.processors.spans import SpanEvent, SpanRecord
 
-from .test_framework_shapes import judged, only_turn, record
+from .span_turns import judged, only_turn, record
 
 SCOPE = "openinference.instrumentation.llama_index"
 ENGINEER_PROMPT = "You are a release engineer. Use git_push to push branches."

@@ -13,15 +13,14 @@ parameters and the raw `output.value` response bodies are left out.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from factledger.processors.assembler import TurnAssembler
-from factledger.processors.model import Turn, Verdict
-from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
+
+from .span_turns import judged
 
 TRACE = "7bf9219ce5606be5a0b1c2d3e4f50617"
 ASK = "Push branch main of acme/team-fab."
@@ -420,25 +419,6 @@ def openllmetry_handoff() -> list[SpanRecord]:
             scope,
         ),
     ]
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def judged(spans: Sequence[SpanRecord]) -> list[tuple[Turn, Verdict]]:
-    clock = FakeClock()
-    assembler = TurnAssembler(clock, grace_seconds=1.0)
-    for s in spans:
-        assembler.add(s)
-    clock.now = 10.0
-    turns = sorted([*assembler.due(), *assembler.flush_all()], key=lambda t: t.ended_at_ns)
-    runner = default_runner()
-    return [(t.turn, runner.validate(t.turn)) for t in turns]
 
 
 @pytest.mark.parametrize(

@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 
-from factledger.processors.assembler import TurnAssembler
-from factledger.processors.model import Turn, Verdict
 from factledger.processors.normalize.base import LlmStep
 from factledger.processors.normalize.dispatch import normalize
-from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
+
+from .span_turns import judged
 
 SCOPE = "opentelemetry.instrumentation.openai.v1"
 SYSTEM = {
@@ -161,25 +160,6 @@ def second_request() -> list[SpanRecord]:
             streaming=True,
         ),
     ]
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def judged(spans: Sequence[SpanRecord]) -> list[tuple[Turn, Verdict]]:
-    clock = FakeClock()
-    assembler = TurnAssembler(clock, grace_seconds=1.0)
-    for span in spans:
-        assembler.add(span)
-    clock.now = 10.0
-    turns = sorted([*assembler.due(), *assembler.flush_all()], key=lambda t: t.ended_at_ns)
-    runner = default_runner()
-    return [(t.turn, runner.validate(t.turn)) for t in turns]
 
 
 def test_a_call_named_by_its_item_id_keeps_it_beside_the_call_id():

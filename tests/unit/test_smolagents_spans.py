@@ -21,7 +21,7 @@ from factledger.processors.normalize.base import LlmStep
 from factledger.processors.normalize.dispatch import normalize
 from factledger.processors.spans import SpanEvent, SpanRecord
 
-from .test_framework_shapes import only_turn
+from .span_turns import only_turn
 
 SCOPE = "openinference.instrumentation.smolagents"
 TRACE = "5e0c0a9e1b7d4f3a8c2e6b1d0f9a7c35"
