@@ -103,7 +103,7 @@ _CREATE_VERBS = frozenset(
         "append",
     ]
 )
-_OTHER_VERBS = frozenset(
+_LOOKUP_VERBS = frozenset(
     [
         "get",
         "read",
@@ -118,8 +118,13 @@ _OTHER_VERBS = frozenset(
         "query",
         "retrieve",
         "load",
-        "visit",
         "browse",
+    ]
+)
+"""Verbs of a tool that only reads: its choice of scope asks, it changes nothing."""
+_OTHER_VERBS = _LOOKUP_VERBS | frozenset(
+    [
+        "visit",
         "open",
         "update",
         "edit",
@@ -140,25 +145,8 @@ _OTHER_VERBS = frozenset(
         "download",
     ]
 )
-_LOOKUP_VERBS = frozenset(
-    [
-        "get",
-        "read",
-        "find",
-        "lookup",
-        "search",
-        "list",
-        "fetch",
-        "check",
-        "view",
-        "show",
-        "query",
-        "retrieve",
-        "load",
-        "browse",
-    ]
-)
-"""Verbs of a tool that only reads: its choice of scope asks, it changes nothing."""
+"""Verbs of tools that read or act on existing things (a tool's first known verb, of
+these or of the creating ones, decides whether it creates)."""
 _LIVE_SCOPE = frozenset(["production", "prod", "live", "latest", "current", "main", "master"])
 """Members that name the live or current scope: the running environment, the newest
 version, the default branch. A question about the state of things that names no scope
