@@ -6,13 +6,10 @@ the model writes is not a report of what exists.
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .limits import bounded_finditer
-from .model import Turn
 from .text import non_overlapping
 
 _EXTENSIONS = (
@@ -98,62 +95,3 @@ def name_grounded(name: str, haystack_lower: str) -> bool:
     if "/" in lowered:
         return lowered.rsplit("/", 1)[-1] in haystack_lower
     return False
-
-
-# --- code the reply hands to a tool ------------------------------------------------------
-
-_BLOCK = re.compile(r"```[ \t]*([\w+#.\-]*)[^\n`]*\n?(.*?)(?:```|\Z)", re.S)
-CODE_LANGUAGES = frozenset(
-    {
-        *("python", "py", "python3", "ipython", "pycon", "sh", "bash", "shell", "zsh", "fish"),
-        *("powershell", "ps1", "pwsh", "bat", "cmd", "javascript", "js", "jsx", "typescript"),
-        *("ts", "tsx", "node", "go", "golang", "rust", "rs", "java", "kotlin", "kt", "scala"),
-        *("c", "cpp", "c++", "cc", "h", "hpp", "cs", "csharp", "swift", "ruby", "rb", "php"),
-        *("perl", "pl", "lua", "r", "julia", "matlab", "sql", "psql", "mysql", "sqlite"),
-        *("plsql", "dockerfile", "makefile", "make", "groovy", "dart", "haskell", "elixir"),
-        *("erlang", "clojure"),
-    }
-)
-"""Info strings that mark a fenced block as code: a program, a command or a query."""
-
-
-def code_spans(text: str, ran: Sequence[str] = ()) -> list[tuple[int, int]]:
-    """(start, end) of each fenced block of `text` that is code a tool is given to run.
-
-    A block is code when its info string names a language of `CODE_LANGUAGES`, or when
-    its body is in `ran`, the string arguments of the turn's tool calls (a code executor
-    that runs the reply's blocks). A block with no language that nothing ran, or one
-    marked `text`, `output`, `json` …, may be pasted tool output: it is not code here.
-    """
-    if "```" not in text:
-        return []
-    out: list[tuple[int, int]] = []
-    for m in bounded_finditer(_BLOCK, text):
-        language = m.group(1).lower()
-        if language in CODE_LANGUAGES or (not language and _was_run(m.group(2), ran)):
-            out.append((m.start(), m.end()))
-    return out
-
-
-def _was_run(body: str, ran: Sequence[str]) -> bool:
-    head = body.strip()[:200]
-    return bool(head) and any(head in argument for argument in ran)
-
-
-def inside(spans: Sequence[tuple[int, int]], position: int) -> bool:
-    """True when `position` falls in one of the sorted, disjoint `spans`."""
-    at = bisect.bisect_right(spans, position, key=lambda span: span[0]) - 1
-    return at >= 0 and spans[at][0] <= position < spans[at][1]
-
-
-def reply_code_spans(turn: Turn) -> list[tuple[int, int]]:
-    """`code_spans` of the reply, with the string arguments of the turn's calls as `ran`."""
-    if "```" not in turn.reply:
-        return []
-    ran = [
-        value
-        for call in turn.tool_calls
-        for value in call.arguments.values()
-        if isinstance(value, str) and value
-    ]
-    return code_spans(turn.reply, ran)

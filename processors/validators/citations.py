@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..claims import BLOCKS_CLAIM
-from ..codeish import inside, reply_code_spans
+from ..code_regions import in_spans, reply_code_spans
 from ..fetches import fetched_text, session_fetches
 from ..identifiers import Shape, is_place_to_go
 from ..kinds import Kind
@@ -127,7 +127,7 @@ class CitationValidator:
         seen: set[str] = set()
         code = reply_code_spans(turn)
         for cited in _cited_tools(turn.reply, turn.reply_lower):
-            if inside(code, cited.start):
+            if in_spans(code, cited.start):
                 continue  # a name in code the reply hands to a tool is code
             prefix = clause_prefix(turn.reply_lower, cited.start)
             if not cited.via and BLOCKS_CLAIM.search(prefix):
@@ -239,7 +239,7 @@ def _cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
         candidates += [
             (i.text, i.start, i.end)
             for i in urls
-            if not inside(code, i.start) and not is_place_to_go(lower, i)
+            if not in_spans(code, i.start) and not is_place_to_go(lower, i)
         ]
     if not candidates:
         return []

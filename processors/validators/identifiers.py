@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..codeish import inside, reply_code_spans
+from ..code_regions import in_spans, reply_code_spans
 from ..fetches import fetched_arguments
 from ..identifiers import Identifier, Shape, is_format_example, is_grounded, is_place_to_go
 from ..kinds import Kind
@@ -106,7 +106,7 @@ def presented_as_existing(
 ) -> bool:
     """False for what names no existing thing: code handed to a tool to run, a format
     example ("should look like #W0000000"), a URL given as a place to go ("Go to …")."""
-    if inside(code, ident.start):
+    if in_spans(code, ident.start):
         return False
     lower = turn.reply_lower
     return not (is_format_example(lower, ident) or is_place_to_go(lower, ident))
