@@ -64,7 +64,18 @@ def _rule(name: str, pattern: str, anchors: Iterable[str] = (), group: int = 0) 
 # Patterns of fixed-format secrets start with a literal (the word boundary is checked by a
 # lookbehind after it): the regex engine then skips through text as fast as a substring
 # search, where a leading `\b` or character class costs twenty times more per character.
-_NOT_AFTER_WORD = "(?<![A-Za-z0-9_-]{prefix})"
+# Inside JSON-encoded strings (GenAI messages, tool arguments and results) a line break or
+# tab is the two characters `\n`, `\t`: a letter after a backslash also starts a word.
+_NOT_AFTER_WORD = r"(?:(?<![A-Za-z0-9_-]{prefix})|(?<=\\[nrtbf]{prefix}))"
+
+# Context rules name their word without a left boundary: the word may follow a JSON escape
+# (`\npassword=`) or an environment variable's prefix (`DB_PASSWORD=`, `PGPASSWORD=`).
+# What follows the word (a separator, then the value) keeps them from matching prose.
+_ASSIGNED = r"\\?[\"']?\s{0,5}[:=]\s{0,5}"
+"""The separator after a key: `=`, `: `, `": "` or, escaped inside JSON, `\": \"`."""
+_HEADER = _ASSIGNED + r"\\?[\"']?"
+"""A header's `: ` up to its value, as written in a request dump, a JSON map or escaped
+inside JSON."""
 
 
 def _prefixed(name: str, prefix: str, rest: str) -> Rule:
@@ -79,11 +90,47 @@ SECRET_RULES: tuple[Rule, ...] = (
         r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----)?",
     ),
     _rule("url_password", r"://[^\s:/@\"'<>\\]{0,256}:([^\s@/\"'<>\\]{1,256})@", group=1),
-    _rule("bearer_token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/=_-]{16,4096})", ["bearer"], group=1),
+    _rule(
+        "bearer_token",
+        r"(?i)(?:(?<![A-Za-z0-9_])|(?<=\\[nrtbf]))bearer\s+([A-Za-z0-9._~+/=_-]{16,4096})",
+        ["bearer"],
+        group=1,
+    ),
     _rule(
         "basic_auth",
-        r"(?i)\bauthorization\\?[\"']?\s*[:=]\s*\\?[\"']?basic\s+([A-Za-z0-9+/]{8,4096}={0,2})",
+        r"(?i)authorization" + _HEADER + r"basic\s+([A-Za-z0-9+/]{8,4096}={0,2})",
         ["basic"],
+        group=1,
+    ),
+    _rule(
+        "authorization",
+        r"(?i)authorization" + _HEADER + r"(?:token|api-?key|key|sso-key|ssws|digest)\s+"
+        r"([A-Za-z0-9._~+/=:,\"-]{8,4096})",
+        ["authorization"],
+        group=1,
+    ),
+    _rule(
+        "cookie",
+        r"(?i)cookie" + _HEADER + r"([^\s=;\"'\\]{1,256}=[^\r\n\"'\\]{1,4096})",
+        ["cookie"],
+        group=1,
+    ),
+    _rule(
+        "private_token",
+        r"(?i)private-token" + _HEADER + r"([A-Za-z0-9._-]{8,512})",
+        ["private-token"],
+        group=1,
+    ),
+    _rule(
+        "aws_secret_key",
+        r"(?i)secret_?access_?key" + _ASSIGNED + r"\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        ["access"],
+        group=1,
+    ),
+    _rule(
+        "azure_storage_key",
+        r"(?i)(?:account|sharedaccess)key\s{0,3}=\s{0,3}([A-Za-z0-9+/]{20,256}={0,2})",
+        ["accountkey", "sharedaccesskey"],
         group=1,
     ),
     _prefixed("anthropic_key", "sk-ant-", r"[A-Za-z0-9_-]{20,512}"),
@@ -101,15 +148,16 @@ SECRET_RULES: tuple[Rule, ...] = (
     _prefixed("stripe_key", "sk_", r"(?:live|test)_[A-Za-z0-9]{16,255}"),
     _prefixed("stripe_key", "rk_", r"(?:live|test)_[A-Za-z0-9]{16,255}"),
     _prefixed("huggingface_token", "hf_", r"[A-Za-z0-9]{30,255}"),
+    _prefixed("npm_token", "npm_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
     _prefixed(
         "jwt", "eyJ", r"[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{8,4096}"
     ),
     _rule(
         "assigned_secret",
-        r"(?i)\b(?:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|secret|password"
+        r"(?i)(?:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|secret|password"
         r"|passwd|pwd|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key)"
-        r"\\?[\"']?\s{0,5}[:=]\s{0,5}"
-        r"(?:\\?\"([^\"\\]{1,512})|\\?'([^'\\]{1,512})|([^\s\"',;{}<>\\]{6,512}))",
+        + _ASSIGNED
+        + r"(?:\\?\"([^\"\\]{1,512})|\\?'([^'\\]{1,512})|([^\s\"',;{}<>\\]{6,512}))",
         ["key", "secret", "pass", "pwd", "token"],
         group=-1,
     ),

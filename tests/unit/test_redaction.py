@@ -281,8 +281,34 @@ def test_settings_switch_rules_off_and_add_patterns(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "unit",
-    ["sk-", "-----BEGIN PRIVATE KEY-----", "bearer ", "password=", "a://b:", "eyJa.", "x@y."],
-    ids=["key-prefixes", "key-headers", "bearer", "assignments", "urls", "jwt-heads", "at-signs"],
+    [
+        "sk-",
+        "-----BEGIN PRIVATE KEY-----",
+        "bearer ",
+        "password=",
+        "a://b:",
+        "eyJa.",
+        "x@y.",
+        "\\nsk-",
+        "Cookie: a=",
+        "DB_PASSWORD=",
+        "secret_access_key=",
+        "AccountKey=",
+    ],
+    ids=[
+        "key-prefixes",
+        "key-headers",
+        "bearer",
+        "assignments",
+        "urls",
+        "jwt-heads",
+        "at-signs",
+        "escaped-key-prefixes",
+        "cookies",
+        "env-assignments",
+        "aws-secret-assignments",
+        "azure-keys",
+    ],
 )
 def test_a_megabyte_of_near_misses_stays_fast(unit: str) -> None:
     text = unit * (1_000_000 // len(unit))
@@ -369,3 +395,73 @@ def test_a_redactor_travels_by_pickle_and_still_redacts() -> None:
     assert copy.text(f"token {_KEY}") == "token [REDACTED:github_token]"
     clean = _span(attributes={"gen_ai.system_instructions": _INSTRUCTIONS})
     assert copy.span(clean) is clean
+
+
+# Inside JSON-encoded strings a line break is the two characters `\n`: the secret's word
+# follows a letter. Environment dumps put a prefix before the word (`DB_PASSWORD=`).
+_AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        (r"user=ana\npassword=hunter22x\n", r"user=ana\npassword=[REDACTED:assigned_secret]\n"),
+        (
+            r"GET / HTTP/1.1\r\nAuthorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l\r\n",
+            r"GET / HTTP/1.1\r\nAuthorization: Basic [REDACTED:basic_auth]\r\n",
+        ),
+        (
+            r"\r\nAuthorization: Bearer abc.def_ghi-jkl~mno123",
+            r"\r\nAuthorization: Bearer [REDACTED:bearer_token]",
+        ),
+        (r"\tsk-proj-abcDEF1234567890abcdef1234", r"\t[REDACTED:openai_key]"),
+        (r"keys:\nAKIAIOSFODNN7EXAMPLE", r"keys:\n[REDACTED:aws_access_key]"),
+        ("DB_PASSWORD=hunter22x", "DB_PASSWORD=[REDACTED:assigned_secret]"),
+        ("PGPASSWORD=hunter22x", "PGPASSWORD=[REDACTED:assigned_secret]"),
+        (
+            f"AWS_SECRET_ACCESS_KEY={_AWS_SECRET}",
+            "AWS_SECRET_ACCESS_KEY=[REDACTED:aws_secret_key]",
+        ),
+        (
+            f'{{"SecretAccessKey": "{_AWS_SECRET}"}}',
+            '{"SecretAccessKey": "[REDACTED:aws_secret_key]"}',
+        ),
+        (
+            r"\r\nCookie: session=9f8e7d6c5b4a; theme=dark\r\n",
+            r"\r\nCookie: [REDACTED:cookie]\r\n",
+        ),
+        (
+            "Set-Cookie: sid=s%3Aabc123def456; Path=/; HttpOnly",
+            "Set-Cookie: [REDACTED:cookie]",
+        ),
+        ('{"PRIVATE-TOKEN": "zx81Kq9TfPm2"}', '{"PRIVATE-TOKEN": "[REDACTED:private_token]"}'),
+        (
+            "Authorization: Token 9944b09199c62bcf9418ad846dd0e4bb",
+            "Authorization: Token [REDACTED:authorization]",
+        ),
+        ("npm_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED:npm_token]"),
+        (
+            "AccountName=acme;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6==;Endpoint",
+            "AccountName=acme;AccountKey=[REDACTED:azure_storage_key];Endpoint",
+        ),
+    ],
+    ids=[
+        "password-after-json-newline",
+        "basic-auth-after-json-crlf",
+        "bearer-after-json-crlf",
+        "key-after-json-tab",
+        "aws-access-key-after-json-newline",
+        "env-prefixed-password",
+        "env-glued-password",
+        "aws-secret-access-key-env",
+        "aws-secret-access-key-json",
+        "cookie-header",
+        "set-cookie-header",
+        "private-token-header",
+        "authorization-token-scheme",
+        "npm-token",
+        "azure-account-key",
+    ],
+)
+def test_secrets_after_escapes_and_prefixes_are_replaced(text: str, stored: str) -> None:
+    assert DEFAULT.text(text) == stored
