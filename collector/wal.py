@@ -13,6 +13,13 @@ payload (4) | sequence number (8) | payload. The payload is
 short by a crash fails its length or checksum and ends the replay of that segment; it
 was never acknowledged.
 
+An append that fails part-way (a full disk, an I/O error, a failed `fsync`) cuts the
+segment back to where the record began and raises `WalUnavailable`: the record was not
+acknowledged, and no torn bytes stay in front of the records appended after it (they
+would end the replay of the segment before them). Should even that cut fail, the
+segment is closed and the next append starts a new one. A segment opened for appending
+(a new one, or one left by a crash) loses any torn tail first.
+
 Segments roll over at `segment_bytes`. `release(seq)` marks records up to `seq` as
 stored and persists the mark (a small file, replaced atomically), so a restart replays
 only what was acknowledged but not yet stored; whole segments below the mark and older
@@ -26,7 +33,7 @@ import struct
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +41,11 @@ _MAGIC = b"FL"
 _HEADER = struct.Struct("<2sIIQ")
 _SEGMENT_GLOB = "segment-*.wal"
 _RELEASED_FILE = "released"
+
+
+class WalUnavailable(OSError):
+    """An append could not be made durable (e.g. ENOSPC, EIO); nothing of it is kept and
+    the caller must not acknowledge it. Retryable: space may come back."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +57,10 @@ class WalRecord:
 
 
 class WriteAheadLog:
-    """Thread-safe appender and replayer of segment files in one directory."""
+    """Thread-safe appender and replayer of segment files in one directory.
+
+    `write` and `sync` default to `os.write` and `os.fsync`; tests pass ones that fail
+    to stand in for a full disk."""
 
     def __init__(
         self,
@@ -54,11 +69,15 @@ class WriteAheadLog:
         segment_bytes: int = 64 * 1024 * 1024,
         retain_seconds: float = 300.0,
         fsync: bool = False,
+        write: Callable[[int, memoryview], int] = os.write,
+        sync: Callable[[int], None] = os.fsync,
     ) -> None:
         self.directory = directory
         self._segment_bytes = segment_bytes
         self._retain_seconds = retain_seconds
         self._fsync = fsync
+        self._write = write
+        self._sync = sync
         self._lock = threading.Lock()
         directory.mkdir(parents=True, exist_ok=True)
         # Last sequence number per segment, read once at start and kept current after.
@@ -87,13 +106,17 @@ class WriteAheadLog:
             self._seq += 1
             record = _HEADER.pack(_MAGIC, len(payload) + 12, zlib.crc32(payload), self._seq)
             record += payload
-            fd = self._segment_for(len(record))
-            view = memoryview(record)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            if self._fsync:
-                os.fsync(fd)
+            try:
+                fd = self._segment_for(len(record))
+                view = memoryview(record)
+                while view:
+                    written = self._write(fd, view)
+                    view = view[written:]
+                if self._fsync:
+                    self._sync(fd)
+            except OSError as exc:
+                self._cut_back()
+                raise WalUnavailable(exc.errno, f"write-ahead log append failed: {exc}") from exc
             self._segment_size += len(record)
             assert self._path is not None
             self._segment_last[self._path] = self._seq
@@ -134,14 +157,36 @@ class WriteAheadLog:
                 os.close(self._fd)
                 self._fd = None
 
+    def _cut_back(self) -> None:
+        """Drop what a failed append left after the last whole record of the open
+        segment; if that fails too, give the segment up so nothing follows the tear."""
+        if self._fd is None:
+            return
+        try:
+            os.ftruncate(self._fd, self._segment_size)
+            if self._fsync:
+                self._sync(self._fd)
+        except OSError:
+            os.close(self._fd)
+            self._fd = None
+
     def _segment_for(self, size: int) -> int:
         if self._fd is None or self._segment_size + size > self._segment_bytes:
             if self._fd is not None:
                 os.close(self._fd)
             path = self.directory / f"segment-{self._seq:020d}.wal"
-            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._fd = None
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                intact = _intact_length(path)
+                if os.fstat(fd).st_size > intact:
+                    os.ftruncate(fd, intact)  # a torn tail left by a crash or a full disk
+            except OSError:
+                os.close(fd)
+                raise
+            self._fd = fd
             self._path = path
-            self._segment_size = os.fstat(self._fd).st_size
+            self._segment_size = intact
         return self._fd
 
     def _segments(self) -> list[Path]:
@@ -149,7 +194,11 @@ class WriteAheadLog:
 
 
 def _read_segment(path: Path) -> Iterator[WalRecord]:
-    data = path.read_bytes()
+    for record, _ in _records_with_ends(path.read_bytes()):
+        yield record
+
+
+def _records_with_ends(data: bytes) -> Iterator[tuple[WalRecord, int]]:
     offset = 0
     while offset + _HEADER.size <= len(data):
         magic, length, crc, seq = _HEADER.unpack_from(data, offset)
@@ -158,8 +207,17 @@ def _read_segment(path: Path) -> Iterator[WalRecord]:
         if magic != _MAGIC or end > len(data) or zlib.crc32(payload) != crc:
             return  # a torn tail: written by a crash, never acknowledged
         content_type, tenant, body = payload.split(b"\0", 2)
-        yield WalRecord(seq, content_type.decode(), tenant.decode(), body)
+        yield WalRecord(seq, content_type.decode(), tenant.decode(), body), end
         offset = end
+
+
+def _intact_length(path: Path) -> int:
+    """Bytes of `path` up to the end of its last whole record (0 for a missing file)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    return max((end for _, end in _records_with_ends(data)), default=0)
 
 
 def _last_seq_of(path: Path) -> int | None:

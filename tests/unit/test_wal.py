@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
-from factledger.collector.wal import WriteAheadLog
+import pytest
+
+from factledger.collector.wal import WalUnavailable, WriteAheadLog
+
+
+class FullDisk:
+    """An `os.write` that runs out of space after `room` more bytes: the write that
+    crosses the limit writes what fits (a torn record) and the next one raises ENOSPC,
+    as a file system does. `room=None` means plenty of space."""
+
+    def __init__(self) -> None:
+        self.room: int | None = None
+
+    def __call__(self, fd: int, data: memoryview) -> int:
+        if self.room is None:
+            return os.write(fd, data)
+        if self.room == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written = os.write(fd, data[: self.room])
+        self.room -= written
+        return written
 
 
 def test_records_replay_in_order_after_reopen(tmp_path: Path) -> None:
@@ -75,3 +96,45 @@ def test_a_restart_replays_only_what_was_not_stored(tmp_path: Path) -> None:
     assert reopened.released == 2
     assert [r.body for r in reopened.replay()] == [b"r2", b"r3"]
     assert len(list(reopened.replay(include_released=True))) == 4
+
+
+def test_a_record_torn_by_a_full_disk_hides_no_later_record(tmp_path: Path) -> None:
+    disk = FullDisk()
+    wal = WriteAheadLog(tmp_path, write=disk)
+    wal.append("application/json", "default", b"before")
+    disk.room = 10  # part of the next record's header fits, then the disk is full
+    with pytest.raises(WalUnavailable) as raised:
+        wal.append("application/json", "default", b"never acknowledged")
+    assert raised.value.errno == errno.ENOSPC
+    disk.room = None  # space freed
+    after = wal.append("application/json", "default", b"after")
+    wal.close()
+    records = list(WriteAheadLog(tmp_path).replay())
+    assert [r.body for r in records] == [b"before", b"after"]
+    assert records[-1].seq == after
+
+
+def test_a_failed_fsync_leaves_nothing_to_replay(tmp_path: Path) -> None:
+    def failing_sync(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    wal = WriteAheadLog(tmp_path, fsync=True, sync=failing_sync)
+    with pytest.raises(WalUnavailable):
+        wal.append("application/json", "default", b"written, not synced")
+    wal.close()
+    assert list(WriteAheadLog(tmp_path).replay()) == []
+
+
+def test_a_segment_torn_by_a_crash_is_cut_before_appending_to_it(tmp_path: Path) -> None:
+    wal = WriteAheadLog(tmp_path, segment_bytes=50)
+    for i in range(3):
+        wal.append("application/json", "default", b"z" * 40 + bytes([i]))  # a segment each
+    wal.close()
+    last = sorted(tmp_path.glob("segment-*.wal"))[-1]
+    os.truncate(last, 7)  # a crash tore the first record of the newest segment
+    reopened = WriteAheadLog(tmp_path, segment_bytes=50)
+    seq = reopened.append("application/json", "default", b"after the crash")
+    reopened.close()
+    replayed = list(WriteAheadLog(tmp_path).replay())
+    assert [r.body for r in replayed][-1] == b"after the crash"
+    assert replayed[-1].seq == seq
