@@ -23,7 +23,8 @@ segment is closed and the next append starts a new one. A segment opened for app
 Segments roll over at `segment_bytes`. `release(seq)` marks records up to `seq` as
 stored and persists the mark (a small file, replaced atomically), so a restart replays
 only what was acknowledged but not yet stored; whole segments below the mark and older
-than `retain_seconds` are deleted.
+than `retain_seconds` are deleted. Sequence numbers never go back, across restarts too:
+they continue from the newest record on disk or the mark, whichever is higher.
 """
 
 from __future__ import annotations
@@ -86,11 +87,14 @@ class WriteAheadLog:
             last = _last_seq_of(path)
             if last is not None:
                 self._segment_last[path] = last
-        self._seq = max(self._segment_last.values(), default=0)
+        self._released = _read_mark(directory / _RELEASED_FILE)
+        # Sequence numbers go on from the highest one ever handed out: the newest record
+        # on disk, or the release mark when every segment holding it is deleted (a number
+        # at or below the mark would be taken as stored and never replayed).
+        self._seq = max([self._released, *self._segment_last.values()])
         self._fd: int | None = None
         self._path: Path | None = None
         self._segment_size = 0
-        self._released = _read_mark(directory / _RELEASED_FILE)
         self._closed = False
 
     @property

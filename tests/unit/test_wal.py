@@ -138,3 +138,21 @@ def test_a_segment_torn_by_a_crash_is_cut_before_appending_to_it(tmp_path: Path)
     replayed = list(WriteAheadLog(tmp_path).replay())
     assert [r.body for r in replayed][-1] == b"after the crash"
     assert replayed[-1].seq == seq
+
+
+def test_sequence_numbers_go_on_after_every_segment_was_deleted(tmp_path: Path) -> None:
+    wal = WriteAheadLog(tmp_path, retain_seconds=0)
+    for i in range(3):
+        wal.append("application/json", "default", f"stored-{i}".encode())
+    wal.release(3)
+    wal.close()
+    restarted = WriteAheadLog(tmp_path, retain_seconds=0)
+    restarted.release(3)  # the stored records' segment is deleted
+    restarted.close()
+    assert list(tmp_path.glob("segment-*.wal")) == []
+    again = WriteAheadLog(tmp_path)
+    assert again.last_seq == 3
+    seq = again.append("application/json", "default", b"acknowledged, not stored")
+    again.close()  # a crash before it was stored
+    assert seq == 4
+    assert [r.body for r in WriteAheadLog(tmp_path).replay()] == [b"acknowledged, not stored"]
