@@ -77,6 +77,11 @@ class PipelineClosed(Exception):
     """The pipeline is shutting down and takes no more requests (503)."""
 
 
+class StoreUnavailable(Exception):
+    """The store cannot write now (a full disk, no memory, unreachable): what was accepted
+    is held until it can, and new requests are refused meanwhile; retry later (503)."""
+
+
 @dataclass(frozen=True)
 class _Batch:
     seq: int
@@ -158,6 +163,8 @@ class Pipeline:
         self._flush_requested = threading.Event()
         self._flush_sent = False
         self._flushed = threading.Event()
+        self._unwritable: set[str] = set()
+        """Tables whose last insert failed in a way a retry may cure (full disk, ...)."""
         self._describe()
 
     # --- receiver side ---------------------------------------------------------------
@@ -175,6 +182,12 @@ class Pipeline:
         return self._backlog < self._max_pending and not self._closed
 
     @property
+    def store_writable(self) -> bool:
+        """False from an insert that failed for the store's sake (a full disk, no memory,
+        a lost server) until an insert into that table succeeds again."""
+        return not self._unwritable
+
+    @property
     def _backlog(self) -> int:
         """Spans accepted but not yet stored, plus stored but not yet assembled: both are
         held in memory, so both count against the bound."""
@@ -186,6 +199,11 @@ class Pipeline:
         """Make the request durable and queue its spans; returns the log sequence number."""
         if self._closed:
             raise PipelineClosed
+        if self._unwritable:
+            self._metrics.inc(
+                "factledger_spans_dropped_total", len(spans), reason="store_unavailable"
+            )
+            raise StoreUnavailable
         with self._pending_lock:
             backlog = self._backlog
             if backlog + len(spans) > self._max_pending and backlog > 0:
@@ -567,13 +585,16 @@ class Pipeline:
     def _insert(
         self, what: str, insert: Callable[[list[list[object]]], object], batch: list[list[object]]
     ) -> bool:
-        """Insert `batch`, waiting out a store that is unavailable. Rows the store refuses
-        for good (bad data) are found by halving the batch, dropped and counted, so one
-        bad row never blocks the rows around it. False only when stopping first."""
+        """Insert `batch`, waiting out a store that is unavailable or cannot write (a full
+        disk): the rows are held, never dropped, and new requests are refused meanwhile
+        (`store_writable`). Rows the store refuses for good (bad data) are found by
+        halving the batch, dropped and counted, so one bad row never blocks the rows
+        around it. False only when stopping first."""
         attempt = 0
         while True:
             try:
                 insert(batch)
+                self._unwritable.discard(what)
                 return True
             except StoreError as exc:
                 if not exc.retryable:
@@ -581,6 +602,7 @@ class Pipeline:
                 error: Exception = exc
             except Exception as exc:  # unknown failure: treat as transient, log it
                 error = exc
+            self._unwritable.add(what)
             delay = _RETRY_SECONDS[min(attempt, len(_RETRY_SECONDS) - 1)]
             log.warning("inserting %s failed (%s); retrying in %.1fs", what, error, delay)
             self._metrics.inc("factledger_store_errors_total", table=what)

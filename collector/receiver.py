@@ -10,7 +10,7 @@ Status codes follow the OTLP/HTTP specification:
 | ingest tokens configured and the bearer token missing or unknown | 401 |
 | decompressed body above the limit | 413 |
 | media type or content encoding not supported | 415 |
-| pipeline full or shutting down (retryable; `Retry-After` set) | 503 |
+| pipeline full, shutting down, or the store cannot write (retryable; `Retry-After` set) | 503 |
 
 Capacity and authorization are checked before the body is read. Replies use the
 request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 
 from factledger.collector import otlp
 from factledger.collector.metrics import Metrics
-from factledger.collector.pipeline import PipelineClosed, PipelineFull
+from factledger.collector.pipeline import PipelineClosed, PipelineFull, StoreUnavailable
 from factledger.processors.spans import SpanRecord
 
 router = APIRouter(tags=["ingest"])
@@ -36,6 +36,7 @@ RETRY_AFTER_SECONDS = 2
 _DAY_NS = 86_400 * 1_000_000_000
 # google.rpc.Code for the Status body of each HTTP error status.
 _RPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 503: 14}
+_STORE_UNAVAILABLE = "the store cannot write now (full disk or out of resources), retry later"
 
 
 @router.post("/v1/traces")
@@ -52,6 +53,9 @@ async def export_traces(request: Request) -> Response:
         otlp.media_of(content_type)
     except otlp.UnsupportedMediaType as exc:
         return _error(reply_type, 415, str(exc))
+    if not service.pipeline.store_writable:
+        service.metrics.inc("factledger_requests_refused_total", reason="store_unavailable")
+        return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
     if not service.pipeline.has_capacity():
         service.metrics.inc("factledger_requests_refused_total", reason="queue_full")
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
@@ -76,6 +80,8 @@ async def export_traces(request: Request) -> Response:
             await run_in_threadpool(service.pipeline.submit, reply_type, tenant, body, spans)
     except (PipelineFull, PipelineClosed):
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
+    except StoreUnavailable:
+        return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
     payload = otlp.encode_response(reply_type, rejected, message)
     return Response(payload, status_code=200, media_type=reply_type)
 

@@ -65,8 +65,38 @@ _SPAN_IDS_PER_QUERY = 10_000
 
 _DATABASE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _DSN_SCHEMES = ("chdb", "http", "https")
-# ClickHouse error codes worth a retry: timeouts, overload, network, too many parts.
-_RETRYABLE_CODES = frozenset({159, 202, 209, 210, 241, 242, 252, 319})
+# ClickHouse error codes worth a retry: timeouts, overload, network, too many parts, and
+# the disk and resource errors (a full disk, no memory, a file that cannot be written or
+# opened, a system call that failed). Those say nothing about the rows: refusing them as
+# bad data would drop spans already acknowledged.
+_RETRYABLE_CODES = frozenset(
+    {
+        74,  # CANNOT_READ_FROM_FILE_DESCRIPTOR
+        75,  # CANNOT_WRITE_TO_FILE_DESCRIPTOR
+        76,  # CANNOT_OPEN_FILE
+        77,  # CANNOT_CLOSE_FILE
+        159,  # TIMEOUT_EXCEEDED
+        173,  # CANNOT_ALLOCATE_MEMORY
+        202,  # TOO_MANY_SIMULTANEOUS_QUERIES
+        209,  # SOCKET_TIMEOUT
+        210,  # NETWORK_ERROR
+        236,  # ABORTED
+        241,  # MEMORY_LIMIT_EXCEEDED
+        242,  # TABLE_IS_READ_ONLY
+        243,  # NOT_ENOUGH_SPACE
+        252,  # TOO_MANY_PARTS
+        319,  # UNKNOWN_STATUS_OF_INSERT
+        425,  # SYSTEM_ERROR
+        439,  # CANNOT_SCHEDULE_TASK
+    }
+)
+# The same failures seen in the text, for an error that carries no code (or the generic
+# one of a wrapped system error): errno 28 is ENOSPC, 12 ENOMEM, 24 EMFILE.
+_RESOURCE_TEXT = re.compile(
+    r"not enough space|no space left on device|errno:? 28\b|cannot allocate memory"
+    r"|errno:? 12\b|memory limit|too many open files|errno:? 24\b|disk quota exceeded",
+    re.IGNORECASE,
+)
 
 # The spans columns as `rows.span_from_row` and `rows.span_view` read them: times as
 # Unix nanoseconds. Aliases differ from column names (an alias equal to the column it
@@ -108,7 +138,8 @@ _TURN_SUMMARY = """
 
 class StoreError(Exception):
     """A call to ClickHouse failed. `retryable` is True when the same call may succeed
-    later (timeouts, overload, a lost connection); False for bad data or bad SQL."""
+    later (timeouts, overload, a lost connection, a full disk, no memory); False for bad
+    data or bad SQL."""
 
     def __init__(self, message: str, *, retryable: bool) -> None:
         super().__init__(message)
@@ -208,7 +239,11 @@ def deduplication_token(table: str, rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _retryable(exc: ClickHouseError) -> bool:
-    return isinstance(exc, OperationalError) or getattr(exc, "code", None) in _RETRYABLE_CODES
+    """True for a failure of the store rather than of the data: the same call may succeed
+    once the server is back, the disk has room or memory is free."""
+    if isinstance(exc, OperationalError) or getattr(exc, "code", None) in _RETRYABLE_CODES:
+        return True
+    return _RESOURCE_TEXT.search(str(exc)) is not None
 
 
 @contextmanager
