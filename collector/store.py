@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import struct
 import threading
@@ -236,6 +237,19 @@ def deduplication_token(table: str, rows: Sequence[Sequence[Any]]) -> str:
         digest.update(repr(picked).encode())
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+class _SerializationErrorFilter(logging.Filter):
+    """The driver logs a full traceback for every value it cannot serialize, then raises;
+    `_translated` turns that into a StoreError carrying the same reason, and the caller
+    logs it once per row it drops. Without this filter one bad row in a batch of n logs
+    about log2(n) tracebacks while the batch is halved down to it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Error serializing column")
+
+
+logging.getLogger("clickhouse_connect.driver.transform").addFilter(_SerializationErrorFilter())
 
 
 def _retryable(exc: ClickHouseError) -> bool:

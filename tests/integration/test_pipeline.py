@@ -5,6 +5,7 @@ alike in a worker process (the default) and in the pipeline's own thread."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -266,3 +267,25 @@ def test_a_full_disk_holds_acknowledged_spans_and_refuses_new_ones_until_it_clea
         wait_until(lambda: store.span_count("default") == total, 30, "every span")
         metrics = httpx.get(f"{url}/metrics").text
     assert "factledger_rows_dropped_total" not in metrics
+
+
+def test_an_unstorable_row_is_logged_once_with_its_reason(
+    store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = TurnFactory(PROTOBUF_TURNS, b"unstore0", first=1).body(20)
+    good = list(otlp.decode_request(body, otlp.PROTOBUF).spans)
+    poison = dataclasses.replace(
+        good[0], span_id="ffffffffffff0002", start_time_unix_nano=2**63 + 1
+    )
+    metrics = Metrics()
+    pipeline = _pipeline(store, tmp_path / "wal", metrics, max_pending=10_000, in_worker=False)
+    pipeline.start()
+    with caplog.at_level(logging.WARNING):
+        pipeline.submit(otlp.PROTOBUF, "default", body, [*good[:32], poison, *good[32:]])
+        assert pipeline.force_flush(60)
+    pipeline.shutdown()
+    assert store.span_count("default") == len(good)
+    assert metrics.value("factledger_rows_dropped_total", table="spans", reason="unstorable") == 1
+    logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.exc_info for r in logged] == [None] * len(logged)  # no traceback
+    assert len(logged) == 1 and "Timestamp" in logged[0].getMessage()
