@@ -43,9 +43,12 @@ class Service:
     metrics: Metrics
 
 
-def create_app(settings: ServiceSettings, *, store: Store | None = None) -> FastAPI:
+def create_app(
+    settings: ServiceSettings, *, store: Store | None = None, wal: WriteAheadLog | None = None
+) -> FastAPI:
     """Build the app. Pass `store` to share an already opened store (tests on chDB,
-    where one process can open one data path)."""
+    where one process can open one data path), `wal` to write through a log built by the
+    caller (tests whose log runs out of disk); the app closes neither."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -64,12 +67,12 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
             else ValidationSettings()
         )
         metrics = Metrics()
-        wal = WriteAheadLog(
+        log_file = wal or WriteAheadLog(
             settings.wal_dir, retain_seconds=settings.max_wait_seconds + settings.grace_seconds + 60
         )
         pipeline = Pipeline(
             opened,
-            wal,
+            log_file,
             ValidationRunner.from_settings(validation),
             metrics,
             grace_seconds=settings.grace_seconds,
@@ -95,7 +98,8 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None) -> Fast
             for loop in loops.values():
                 loop.shutdown()
             pipeline.shutdown()
-            wal.close()
+            if wal is None:
+                log_file.close()
             if owned:
                 opened.close()
 

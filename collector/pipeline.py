@@ -41,7 +41,7 @@ from factledger.collector.metrics import Metrics
 from factledger.collector.quarantine import MAX_QUARANTINED
 from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreError
-from factledger.collector.wal import WriteAheadLog
+from factledger.collector.wal import WalUnavailable, WriteAheadLog
 from factledger.processors.assembler import PriorVerdict
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
@@ -196,7 +196,9 @@ class Pipeline:
     def submit(
         self, content_type: str, tenant: str, body: bytes, spans: Sequence[SpanRecord]
     ) -> int:
-        """Make the request durable and queue its spans; returns the log sequence number."""
+        """Make the request durable and queue its spans; returns the log sequence number.
+        Raises `WalUnavailable` (the log cannot be written: a full disk, an I/O error)
+        having counted nothing: the request was not acknowledged."""
         if self._closed:
             raise PipelineClosed
         if self._unwritable:
@@ -210,7 +212,15 @@ class Pipeline:
                 self._metrics.inc("factledger_spans_dropped_total", len(spans), reason="queue_full")
                 raise PipelineFull
             self._pending += len(spans)
-        seq = self._wal.append(content_type, tenant, body)
+        try:
+            seq = self._wal.append(content_type, tenant, body)
+        except WalUnavailable:  # not acknowledged: its spans leave the backlog again
+            with self._pending_lock:
+                self._pending -= len(spans)
+            self._metrics.inc(
+                "factledger_spans_dropped_total", len(spans), reason="wal_unavailable"
+            )
+            raise
         self._ingest.put(_Batch(seq, tuple(spans)))
         self._metrics.inc("factledger_spans_received_total", len(spans))
         return seq

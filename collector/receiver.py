@@ -12,6 +12,9 @@ Status codes follow the OTLP/HTTP specification:
 | media type or content encoding not supported | 415 |
 | pipeline full, shutting down, or the store cannot write (retryable; `Retry-After` set) | 503 |
 
+A write-ahead log that cannot take the request (a full disk, an I/O error) is a 503 as
+well: nothing of the request was kept, so nothing was acknowledged.
+
 Capacity and authorization are checked before the body is read. Replies use the
 request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
 bearer token picks the tenant written into every row of the request's spans
@@ -20,6 +23,7 @@ bearer token picks the tenant written into every row of the request's spans
 
 from __future__ import annotations
 
+import logging
 import time
 
 from fastapi import APIRouter, Request, Response
@@ -28,14 +32,17 @@ from starlette.concurrency import run_in_threadpool
 from factledger.collector import otlp
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import PipelineClosed, PipelineFull, StoreUnavailable
+from factledger.collector.wal import WalUnavailable
 from factledger.processors.spans import SpanRecord
 
+log = logging.getLogger("factledger.receiver")
 router = APIRouter(tags=["ingest"])
 
 RETRY_AFTER_SECONDS = 2
 _DAY_NS = 86_400 * 1_000_000_000
 # google.rpc.Code for the Status body of each HTTP error status.
 _RPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 503: 14}
+_WAL_UNAVAILABLE = "the write-ahead log cannot be written (disk full or failing), retry later"
 _STORE_UNAVAILABLE = "the store cannot write now (full disk or out of resources), retry later"
 
 
@@ -80,6 +87,10 @@ async def export_traces(request: Request) -> Response:
             await run_in_threadpool(service.pipeline.submit, reply_type, tenant, body, spans)
     except (PipelineFull, PipelineClosed):
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
+    except WalUnavailable as exc:
+        log.error("refusing a request: %s", exc)
+        service.metrics.inc("factledger_requests_refused_total", reason="wal_unavailable")
+        return _error(reply_type, 503, _WAL_UNAVAILABLE, retry=True)
     except StoreUnavailable:
         return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
     payload = otlp.encode_response(reply_type, rejected, message)

@@ -1,16 +1,27 @@
 """Acknowledged means durable: kill -9 under load, restart, nothing acknowledged is lost,
-in-flight turns are finished, and client retries do not double-count."""
+in-flight turns are finished, and client retries do not double-count; a write-ahead log
+that runs out of disk refuses (503) without acknowledging or miscounting anything."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import uvicorn
 
+from factledger.collector import otlp
+from factledger.collector.app import create_app
+from factledger.collector.store import Store
+from factledger.collector.wal import WriteAheadLog
+from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
-from tests.integration.service_process import ServiceProcess
+from tests.integration.service_process import ServiceProcess, free_port
+from tests.integration.worker_process import wait_until
+from tests.unit.test_wal import FullDisk
 
 HEADERS = {"Content-Type": "application/json"}
 TURNS = 120
@@ -91,3 +102,57 @@ def test_kill_9_under_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
             ids = [s["span_id"] for s in detail["spans"]]
             assert len(ids) == len(set(ids)), "a span was stored twice"
             assert len(detail["findings"]) == findings_before[trace]
+
+
+@contextmanager
+def _served(settings: ServiceSettings, store: Store, wal: WriteAheadLog) -> Iterator[str]:
+    """The app on loopback in this process, so the test holds its write-ahead log."""
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings, store=store, wal=wal), port=free_port(), log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, 30, "the service to start")
+    try:
+        yield f"http://127.0.0.1:{server.config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def _queued_spans(url: str) -> float:
+    for line in httpx.get(f"{url}/metrics").text.splitlines():
+        if line.startswith("factledger_queue_spans "):
+            return float(line.split()[1])
+    raise AssertionError("no factledger_queue_spans gauge")
+
+
+def test_a_full_log_disk_answers_503_and_gives_back_the_backlog(
+    store: Store, tmp_path: Path
+) -> None:
+    body, _ = turn_request(7, hallucinate=False)
+    spans = len(otlp.decode_request(body, otlp.JSON).spans)
+    # room for exactly one request's spans: one that stayed counted would block every other
+    settings = ServiceSettings(
+        data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5, queue_spans=spans
+    )
+    disk = FullDisk()
+    wal = WriteAheadLog(settings.wal_dir, write=disk)
+    with _served(settings, store, wal) as url:
+        disk.room = 9  # a torn record header, then ENOSPC
+        for _ in range(3):
+            refused = httpx.post(f"{url}/v1/traces", headers=HEADERS, content=body)
+            assert refused.status_code == 503, refused.text
+            assert refused.headers["Retry-After"]
+            assert _queued_spans(url) == 0
+        disk.room = None  # space freed
+        accepted = httpx.post(f"{url}/v1/traces", headers=HEADERS, content=body)
+        assert accepted.status_code == 200, accepted.text
+        wait_until(lambda: store.span_count("default") == spans, 30, "the accepted spans")
+        metrics = httpx.get(f"{url}/metrics").text
+    wal.close()
+    assert 'factledger_requests_refused_total{reason="wal_unavailable"} 3' in metrics
+    replayed = list(WriteAheadLog(settings.wal_dir).replay(include_released=True))
+    assert [r.body for r in replayed] == [body]
