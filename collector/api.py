@@ -130,6 +130,7 @@ def add_review(
     created = datetime.now(UTC)
     redactor = request.app.state.service.settings.redactor
     note = redactor.text(review.note) if redactor else review.note
+    reviewer = redactor.text(review.reviewer) if redactor else review.reviewer
     store.insert_review(
         rows.review_row(
             tenant=tenant,
@@ -137,7 +138,7 @@ def add_review(
             review_id=review_id,
             label=review.label,
             note=note,
-            reviewer=review.reviewer,
+            reviewer=reviewer,
             created_at=created,
         )
     )

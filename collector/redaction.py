@@ -2,9 +2,11 @@
 `[REDACTED:<rule>]` in everything FactLedger stores.
 
 Validation runs on the raw turn in memory, so grounding still compares the real values;
-only the copies handed to row shaping are redacted: span attributes (resource, span,
-event), status messages, a turn's request, reply and tool calls, and findings' messages,
-tokens and evidence, with each finding's character offsets moved to the redacted reply.
+only the copies handed to row shaping are redacted: span and event names, span attributes
+(resource, span, event; bytes values scanned as text), status messages, a turn's agent,
+request, reply and tool calls, and findings' messages, tokens and evidence, with each
+finding's character offsets moved to the redacted reply. A conversation id that holds a
+secret is replaced whole by a pseudonym (`identifier`), the same in spans and turns.
 
 Rules are regular expressions with cheap literal anchors: a rule runs only on text that
 contains one of its anchors, so the common span (no secret) costs a few substring tests.
@@ -25,6 +27,7 @@ value replaced. Configuration (FACTLEDGER_REDACTION, TOML)::
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,6 +38,7 @@ from typing import Any
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
+from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.outcomes import call_succeeded
 from factledger.processors.spans import SpanRecord
 
@@ -279,11 +283,29 @@ class Redactor:
             return "[REDACTED:secret_attribute]"
         if isinstance(value, str):
             return self.text(value)
+        if isinstance(value, bytes | bytearray):
+            # Stored as hex, which gives the bytes back: scanned as text, and stored as the
+            # redacted text when they hold a secret.
+            text = _bytes_text(value)
+            edits = self.edits(text)
+            return _apply(text, edits) if edits else value
         if isinstance(value, list | tuple):
             return [self.value(item) for item in value]
         if isinstance(value, Mapping):
             return {k: self.value(v, str(k)) for k, v in value.items()}
         return value
+
+    def identifier(self, value: str) -> str:
+        """An identifier to store (a conversation id): itself, or when a rule finds a secret
+        in it (a session token used as the id), `[REDACTED:<rule>:<digest>]` in its place.
+        The digest (SHA-256 of the whole value, 64 bits) is the same wherever the id is
+        stored, so turns, spans and queries still join on it; distinct ids stay distinct."""
+        edits = self.edits(value)
+        if not edits:
+            return value
+        rule = edits[0][2][len("[REDACTED:") : -1]
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"[REDACTED:{rule}:{digest}]"
 
     # --- what is stored -------------------------------------------------------------------
 
@@ -294,10 +316,15 @@ class Redactor:
             return span
         return replace(
             span,
+            name=self.text(span.name),
             attributes=self._attributes(span.attributes),
             resource_attributes=self._attributes(span.resource_attributes),
             events=tuple(
-                replace(event, attributes=self._attributes(event.attributes))
+                replace(
+                    event,
+                    name=self.text(event.name),
+                    attributes=self._attributes(event.attributes),
+                )
                 for event in span.events
             )
             if span.events
@@ -314,6 +341,8 @@ class Redactor:
         reply_edits = self.edits(turn.reply)
         stored_turn = replace(
             turn,
+            conversation_id=self.identifier(turn.conversation_id),
+            agent=self.text(turn.agent),
             user_message=self.text(turn.user_message),
             reply=_apply(turn.reply, reply_edits),
             tool_calls=tuple(self._call(call) for call in turn.tool_calls),
@@ -327,7 +356,7 @@ class Redactor:
         a dozen strings, and each pattern call has a fixed cost that would dominate."""
         if not self._all_joinable:
             return False
-        strings: list[str] = [span.status_message]
+        strings: list[str] = [span.status_message, span.name, *(e.name for e in span.events)]
         maps = [span.attributes, span.resource_attributes, *(e.attributes for e in span.events)]
         if not all(self._collect(attributes, strings) for attributes in maps):
             return False
@@ -338,9 +367,9 @@ class Redactor:
         joined (as `_clean` does for a span)."""
         if not self._all_joinable:
             return False
-        strings = [turn.reply, turn.user_message]
+        strings = [turn.reply, turn.user_message, turn.conversation_id, turn.agent]
         for call in turn.tool_calls:
-            strings += (call.arguments_text, call.result or "")
+            strings += (call.name, call.arguments_text, call.result or "")
             if not self._collect(call.arguments, strings):
                 return False
         for finding in verdict.findings:
@@ -368,6 +397,8 @@ class Redactor:
         False as soon as a map key names a secret."""
         if isinstance(value, str):
             into.append(value)
+        elif isinstance(value, bytes | bytearray):
+            into.append(_bytes_text(value))
         elif isinstance(value, list | tuple):
             return all(self._collect(item, into) for item in value)
         elif isinstance(value, Mapping):
@@ -385,11 +416,17 @@ class Redactor:
         return known
 
     def _attributes(self, attributes: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {key: self.value(value, key) for key, value in attributes.items()}
+        return {
+            key: self.identifier(value)
+            if key in _CONVERSATION_KEYS and isinstance(value, str)
+            else self.value(value, key)
+            for key, value in attributes.items()
+        }
 
     def _call(self, call: ToolCall) -> ToolCall:
         redacted = replace(
             call,
+            name=self.text(call.name),
             arguments=self._attributes(call.arguments),
             arguments_text=self.text(call.arguments_text),
             result=None if call.result is None else self.text(call.result),
@@ -421,6 +458,16 @@ _MEMO_MAX_CHARS = 32_768
 _MAX_REMEMBERED_TEXTS = 1_000
 """With `_MEMO_MAX_CHARS`, the memo holds at most 32 M characters (usually far fewer:
 texts worth remembering are system instructions and tool definitions)."""
+
+
+_CONVERSATION_KEYS = frozenset(CONVERSATION_KEYS)
+"""Attributes holding the conversation id: stored as `Redactor.identifier` gives it, the
+value the stored turn carries, so a turn rebuilt from stored spans joins the same."""
+
+
+def _bytes_text(value: bytes | bytearray) -> str:
+    """Bytes as text for scanning: UTF-8, undecodable bytes as U+FFFD (a secret is ASCII)."""
+    return bytes(value).decode("utf-8", "replace")
 
 
 def _apply(text: str, edits: Sequence[Edit]) -> str:

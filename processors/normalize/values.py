@@ -24,7 +24,7 @@ MAX_INDEX_DIGITS = 6
 MAX_PATH_SEGMENTS = 12
 """Flattened keys with more dot-separated segments below their prefix are ignored."""
 
-_CONVERSATION_KEYS = (
+CONVERSATION_KEYS: tuple[str, ...] = (
     "gen_ai.conversation.id",
     "session.id",
     "traceloop.association.properties.session_id",
@@ -34,6 +34,7 @@ _CONVERSATION_KEYS = (
     "ai.telemetry.metadata.conversationId",
     "langfuse.session.id",
 )
+"""Attributes that carry the conversation (session, thread) id, first found wins."""
 
 
 # --- scalars ------------------------------------------------------------------------------
@@ -143,7 +144,7 @@ def first(attributes: Mapping[str, Any], *keys: str) -> Any:
 
 def conversation_id(attributes: Mapping[str, Any]) -> str:
     """The conversation (session, thread) id, whichever convention carries it."""
-    return string(attributes, *_CONVERSATION_KEYS)
+    return string(attributes, *CONVERSATION_KEYS)
 
 
 def unwrap_single(value: Any, keys: Iterable[str]) -> Any:

@@ -4,12 +4,14 @@ is found) and afterwards no table holds any of the secrets."""
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -18,6 +20,8 @@ from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
+from tests.integration.service_process import ServiceProcess
+from tests.integration.stored_text import judged_turns, stored_tables
 
 JSON = {"Content-Type": "application/json"}
 
@@ -133,3 +137,78 @@ def test_no_table_holds_a_secret_and_validation_saw_the_raw_turn(
     for what, secret in SECRETS.items():
         holding = [table for table, text in stored.items() if secret in text]
         assert not holding, f"the {what} is stored in {holding}"
+
+
+NAME_TOKEN = "ghp_Na8me7Sp6an5To4ke3nX2y1Z0aBcDeFgHiJkL"
+EVENT_TOKEN = "xoxb-2048-EventNameSlackToken77"
+BYTES_KEY = "sk-proj-Bytes5ecretK3yInAnAttr1bute"
+SESSION_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzaWQiOiJzZXNzLTQyIn0.U2Vzc2lvblNpZ25hdHVyZQ"
+REVIEWER_PASSWORD = "Rev1ewerPa55word"
+
+
+def _named_secrets_turn(index: int) -> bytes:
+    """A turn whose conversation id is a session token, with one more span whose name,
+    event name and bytes attribute hold secrets."""
+    body, ids = turn_request(index, hallucinate=False)
+    request = json.loads(body)
+    spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for attribute in spans[0]["attributes"]:
+        if attribute["key"] == "gen_ai.conversation.id":
+            attribute["value"] = {"stringValue": SESSION_JWT}
+    spans.append(
+        {
+            "traceId": spans[0]["traceId"],
+            "spanId": f"{index:012x}ffff",
+            "parentSpanId": ids[0],
+            "name": f"GET /user?access_token={NAME_TOKEN}",
+            "kind": 3,
+            "startTimeUnixNano": spans[0]["startTimeUnixNano"],
+            "endTimeUnixNano": spans[0]["startTimeUnixNano"],
+            "attributes": [
+                {
+                    "key": "http.response.body",
+                    "value": {"bytesValue": base64.b64encode(f"k={BYTES_KEY}".encode()).decode()},
+                }
+            ],
+            "events": [
+                {"timeUnixNano": spans[0]["startTimeUnixNano"], "name": f"retry {EVENT_TOKEN}"}
+            ],
+        }
+    )
+    return json.dumps(request).encode()
+
+
+def test_names_bytes_conversation_ids_and_reviewers_are_stored_redacted(tmp_path: Path) -> None:
+    data = tmp_path / "service"
+    with ServiceProcess(data) as service:
+        for index in (51, 52):
+            answer = httpx.post(
+                f"{service.url}/v1/traces", headers=JSON, content=_named_secrets_turn(index)
+            )
+            assert answer.status_code == 200
+        turns = judged_turns(service.url, 2)
+        # One conversation, both turns, under the same pseudonym; the token is not in it.
+        pseudonyms = {turn["conversation_id"] for turn in turns}
+        assert len(pseudonyms) == 1 and SESSION_JWT not in repr(pseudonyms)
+        (pseudonym,) = pseudonyms
+        assert pseudonym == Redactor.default().identifier(SESSION_JWT)
+        listed = httpx.get(
+            f"{service.url}/api/v1/turns",
+            params={"conversation_id": pseudonym, "verdict": ["reject", "flag", "pass"]},
+        ).json()
+        assert listed["total"] == 2
+        review = {
+            "label": "not_hallucination",
+            "reviewer": f"ops password={REVIEWER_PASSWORD}",
+        }
+        answer = httpx.post(
+            f"{service.url}/api/v1/turns/{turns[0]['turn_id']}/reviews", json=review
+        )
+        assert answer.status_code == 201
+    stored = stored_tables(data)
+    spans = stored["spans"]
+    assert pseudonym in spans  # the spans' conversation id is the turns' one
+    for secret in (NAME_TOKEN, EVENT_TOKEN, BYTES_KEY, SESSION_JWT, REVIEWER_PASSWORD):
+        holding = [table for table, text in stored.items() if secret in text]
+        hex_holding = [t for t, text in stored.items() if secret.encode().hex() in text]
+        assert not holding and not hex_holding, f"{secret} is stored in {holding or hex_holding}"

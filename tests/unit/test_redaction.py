@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from factledger.collector.redaction import OPTIONAL_RULES, SECRET_RULES, Redactor
+from factledger.collector.rows import span_row
 from factledger.processors.errors import ConfigError
 from factledger.processors.kinds import Kind, Outcome
 from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
@@ -465,3 +466,47 @@ _AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 )
 def test_secrets_after_escapes_and_prefixes_are_replaced(text: str, stored: str) -> None:
     assert DEFAULT.text(text) == stored
+
+
+_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzaWQiOiI0MiJ9.c2lnbmF0dXJlLXBhcnQ"
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        _span(name=f"GET /v1/me?access_token={KEY}"),
+        _span(events=(SpanEvent(f"retry with {KEY}", 1, {}),)),
+        _span(attributes={"raw.body": f"key {KEY}".encode()}),
+        _span(attributes={"chunks": ["ok", f"key {KEY}".encode()]}),
+    ],
+    ids=["span-name", "event-name", "bytes-attribute", "bytes-inside-a-list"],
+)
+def test_names_and_bytes_of_a_stored_span_are_redacted(span: SpanRecord) -> None:
+    stored = DEFAULT.span(span)
+    row = repr(span_row(stored, 0))
+    assert KEY not in row and KEY.encode().hex() not in row
+    assert "[REDACTED:openai_key]" in row
+
+
+def test_bytes_without_a_secret_keep_their_type() -> None:
+    span = _span(attributes={"raw.body": b"\x00\x01 plain bytes here"})
+    assert DEFAULT.span(span).attributes["raw.body"] == b"\x00\x01 plain bytes here"
+
+
+def test_a_secret_conversation_id_becomes_one_pseudonym_in_spans_and_turns() -> None:
+    other = "eyJhbGciOiJIUzI1NiJ9.eyJzaWQiOiI0MyJ9.c2lnbmF0dXJlLXBhcnQ"
+    stored_span = DEFAULT.span(_span(attributes={"gen_ai.conversation.id": _JWT}))
+    stored_turn, _ = DEFAULT.judged(Turn(reply="ok", conversation_id=_JWT), Verdict(Outcome.PASS))
+    pseudonym = stored_turn.conversation_id
+    assert _JWT not in pseudonym and pseudonym.startswith("[REDACTED:jwt:")
+    assert stored_span.attributes["gen_ai.conversation.id"] == pseudonym
+    assert DEFAULT.identifier(other) != pseudonym
+    assert DEFAULT.identifier("conv-42") == "conv-42"
+    clean, _ = DEFAULT.judged(Turn(reply="ok", conversation_id="conv-42"), Verdict(Outcome.PASS))
+    assert clean.conversation_id == "conv-42"
+
+
+def test_a_secret_in_the_agent_or_a_tool_name_is_redacted() -> None:
+    turn = Turn(reply="ok", agent=f"agent {KEY}", tool_calls=(ToolCall(f"call {KEY}"),))
+    stored_turn, _ = DEFAULT.judged(turn, Verdict(Outcome.PASS))
+    assert KEY not in repr(stored_turn)
