@@ -12,7 +12,8 @@
 `submit` returns as soon as the request is in the write-ahead log: ingest never waits
 for storage or validation. Queues are bounded by the number of spans accepted but not
 yet assembled; past it `submit` refuses (the receiver answers 503 with Retry-After). A
-failed insert is retried, never dropped: those spans were acknowledged.
+failed insert is retried, never dropped: those spans were acknowledged. The log is
+released only up to the highest sequence number below which every record is stored.
 
 Assembly and validation (`collector.judging.TurnJudge`) run in a worker process by
 default (`collector.judge_worker`), so they do not share the GIL with receiving and
@@ -165,6 +166,12 @@ class Pipeline:
         self._flushed = threading.Event()
         self._unwritable: set[str] = set()
         """Tables whose last insert failed in a way a retry may cure (full disk, ...)."""
+        self._order_lock = threading.Lock()
+        self._appending: list[int] = []
+        """For each append in progress, the log's last sequence number before it."""
+        self._unstored: set[int] = set()
+        """Sequence numbers appended (or replayed) whose spans are not stored yet."""
+        self._stored_seq = 0
         self._describe()
 
     # --- receiver side ---------------------------------------------------------------
@@ -213,7 +220,7 @@ class Pipeline:
                 raise PipelineFull
             self._pending += len(spans)
         try:
-            seq = self._wal.append(content_type, tenant, body)
+            seq = self._append(content_type, tenant, body)
         except WalUnavailable:  # not acknowledged: its spans leave the backlog again
             with self._pending_lock:
                 self._pending -= len(spans)
@@ -240,6 +247,7 @@ class Pipeline:
                 continue
             with self._pending_lock:
                 self._pending += len(result.spans)
+            self._unstored.add(record.seq)
             self._ingest.put(_Batch(record.seq, result.spans))
             replayed += len(result.spans)
         if replayed:
@@ -382,10 +390,40 @@ class Pipeline:
             # force_flush never sees a moment where they are in neither.
             self._unassembled += len(spans)
             self._pending -= len(spans)
-        self._wal.release(max(b.seq for b in batches))
+        self._wal.release(self._stored_through(batches))
         if spans:
             self._read_back_judged_traces(spans)
             self._assembly.put(tuple(spans))
+
+    def _append(self, content_type: str, tenant: str, body: bytes) -> int:
+        """Append to the log. From before the record has its sequence number until its
+        spans are stored, `_stored_through` stays below it: appending and queueing are two
+        steps, so a request may be queued after a later one was queued and stored."""
+        with self._order_lock:
+            floor = self._wal.last_seq  # this record's number will be above it
+            self._appending.append(floor)
+        try:
+            seq = self._wal.append(content_type, tenant, body)
+            with self._order_lock:
+                self._unstored.add(seq)
+            return seq
+        finally:
+            with self._order_lock:
+                self._appending.remove(floor)
+
+    def _stored_through(self, batches: Sequence[_Batch]) -> int:
+        """Mark `batches` stored; the highest sequence number up to which every record in
+        the log is stored (what the log may release): never past a record still being
+        appended or queued and not stored."""
+        with self._order_lock:
+            self._unstored.difference_update(b.seq for b in batches)
+            self._stored_seq = max(self._stored_seq, *(b.seq for b in batches))
+            through = self._stored_seq
+            if self._appending:
+                through = min(through, min(self._appending))
+            if self._unstored:
+                through = min(through, min(self._unstored) - 1)
+            return through
 
     def _take_batches(self) -> list[_Batch]:
         try:

@@ -289,3 +289,82 @@ def test_an_unstorable_row_is_logged_once_with_its_reason(
     logged = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert [r.exc_info for r in logged] == [None] * len(logged)  # no traceback
     assert len(logged) == 1 and "Timestamp" in logged[0].getMessage()
+
+
+class _PausingLog(WriteAheadLog):
+    """Stops the first append once its record is written, until `resume` is set: the
+    moment between a request's append and its queueing."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.appended = threading.Event()
+        self.resume = threading.Event()
+
+    def append(self, content_type: str, tenant: str, body: bytes) -> int:
+        seq = super().append(content_type, tenant, body)
+        if not self.appended.is_set():
+            self.appended.set()
+            assert self.resume.wait(30)
+        return seq
+
+
+class _GatedClient:
+    """The real client; the second span insert waits for `go` (announced by `waiting`)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.first_done = threading.Event()
+        self.waiting = threading.Event()
+        self.go = threading.Event()
+
+    def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
+        if table == "spans" and self.first_done.is_set():
+            self.waiting.set()
+            assert self.go.wait(30)
+        result = self._client.insert(table, *args, **kwargs)
+        if table == "spans":
+            self.first_done.set()
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def test_a_request_queued_after_a_later_one_stays_in_the_log_until_stored(
+    store: Store, tmp_path: Path
+) -> None:
+    client = _GatedClient(store._live())
+    wal = _PausingLog(tmp_path / "wal")
+    pipeline = Pipeline(
+        Store(cast(Client, client), store.config),
+        wal,
+        default_runner(),
+        Metrics(),
+        grace_seconds=0.1,
+        judge_in_worker=False,
+    )
+    first, _ = turn_request(7, hallucinate=False)
+    second, _ = turn_request(8, hallucinate=False)
+    first_spans = otlp.decode_request(first, otlp.JSON).spans
+    second_spans = otlp.decode_request(second, otlp.JSON).spans
+    pipeline.start()
+    try:
+        earlier = threading.Thread(
+            target=pipeline.submit, args=(otlp.JSON, "default", first, first_spans)
+        )
+        earlier.start()
+        assert wal.appended.wait(30)  # the first request is in the log (seq 1), not queued
+        assert pipeline.submit(otlp.JSON, "default", second, second_spans) == 2
+        assert client.first_done.wait(30)  # the second request is stored
+        wal.resume.set()
+        earlier.join(30)  # the first request is acknowledged now
+        assert client.waiting.wait(30)  # and being stored: the second one's release is done
+        # A crash here must replay the first request: it is acknowledged, not stored.
+        assert 1 in [record.seq for record in WriteAheadLog(tmp_path / "wal").replay()]
+        client.go.set()
+        assert pipeline.force_flush(30)
+    finally:
+        client.go.set()
+        pipeline.shutdown()
+    assert wal.released == 2
+    assert store.span_count("default") == len(first_spans) + len(second_spans)
