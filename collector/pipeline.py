@@ -374,6 +374,7 @@ class Pipeline:
     def _write_span_batches(self) -> None:
         batches = self._take_batches()
         if not batches:
+            self._wal.expire()  # idle: no release comes to close and delete old segments
             return
         spans = [s for b in batches for s in b.spans]
         now_ms = int(time.time() * 1000)

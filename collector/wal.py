@@ -18,13 +18,19 @@ segment back to where the record began and raises `WalUnavailable`: the record w
 acknowledged, and no torn bytes stay in front of the records appended after it (they
 would end the replay of the segment before them). Should even that cut fail, the
 segment is closed and the next append starts a new one. A segment opened for appending
-(a new one, or one left by a crash) loses any torn tail first.
+(a new one, or one left by a crash) loses any torn tail first; one without a single
+whole record (torn bytes of a request never acknowledged) is deleted at open.
 
-Segments roll over at `segment_bytes`. `release(seq)` marks records up to `seq` as
-stored and persists the mark (a small file, replaced atomically), so a restart replays
-only what was acknowledged but not yet stored; whole segments below the mark and older
-than `retain_seconds` are deleted. Sequence numbers never go back, across restarts too:
-they continue from the newest record on disk or the mark, whichever is higher.
+Segments roll over at `segment_bytes` or `segment_seconds` after they were opened,
+whichever comes first. `release(seq)` marks records up to `seq` as stored and persists
+the mark (a small file, replaced atomically), so a restart replays only what was
+acknowledged but not yet stored; whole segments below the mark and last written more
+than `retain_seconds` ago are deleted. `expire()` does that deleting (and closes an open
+segment that is old enough and wholly stored) without a release, for idle times: a raw
+request then stays on disk at most `segment_seconds + retain_seconds` after it arrived,
+or `retain_seconds` after it was stored if storing took longer. Sequence numbers never
+go back, across restarts too: they continue from the newest record on disk or the mark,
+whichever is higher.
 """
 
 from __future__ import annotations
@@ -42,6 +48,11 @@ _MAGIC = b"FL"
 _HEADER = struct.Struct("<2sIIQ")
 _SEGMENT_GLOB = "segment-*.wal"
 _RELEASED_FILE = "released"
+
+SEGMENT_SECONDS = 300.0
+"""A segment is closed this long after it was opened even when far from full. Requests
+are kept raw (secrets included) until their segment is deleted; at low traffic a 64 MiB
+segment would stay open, and on disk, for days."""
 
 
 class WalUnavailable(OSError):
@@ -61,7 +72,7 @@ class WriteAheadLog:
     """Thread-safe appender and replayer of segment files in one directory.
 
     `write` and `sync` default to `os.write` and `os.fsync`; tests pass ones that fail
-    to stand in for a full disk."""
+    to stand in for a full disk. `clock` (wall seconds) dates segments."""
 
     def __init__(
         self,
@@ -69,13 +80,17 @@ class WriteAheadLog:
         *,
         segment_bytes: int = 64 * 1024 * 1024,
         retain_seconds: float = 300.0,
+        segment_seconds: float = SEGMENT_SECONDS,
         fsync: bool = False,
         write: Callable[[int, memoryview], int] = os.write,
         sync: Callable[[int], None] = os.fsync,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.directory = directory
         self._segment_bytes = segment_bytes
         self._retain_seconds = retain_seconds
+        self._segment_seconds = segment_seconds
+        self._clock = clock
         self._fsync = fsync
         self._write = write
         self._sync = sync
@@ -83,10 +98,14 @@ class WriteAheadLog:
         directory.mkdir(parents=True, exist_ok=True)
         # Last sequence number per segment, read once at start and kept current after.
         self._segment_last: dict[Path, int] = {}
+        self._written_at: dict[Path, float] = {}  # last write per segment, by `clock`
         for path in self._segments():
             last = _last_seq_of(path)
             if last is not None:
                 self._segment_last[path] = last
+                self._written_at[path] = path.stat().st_mtime
+            else:  # empty, or torn bytes of a request that was never acknowledged
+                path.unlink()
         self._released = _read_mark(directory / _RELEASED_FILE)
         # Sequence numbers go on from the highest one ever handed out: the newest record
         # on disk, or the release mark when every segment holding it is deleted (a number
@@ -95,6 +114,7 @@ class WriteAheadLog:
         self._fd: int | None = None
         self._path: Path | None = None
         self._segment_size = 0
+        self._opened_at = 0.0
         self._closed = False
 
     @property
@@ -124,6 +144,7 @@ class WriteAheadLog:
             self._segment_size += len(record)
             assert self._path is not None
             self._segment_last[self._path] = self._seq
+            self._written_at[self._path] = self._clock()
             return self._seq
 
     @property
@@ -145,13 +166,38 @@ class WriteAheadLog:
             if seq > self._released:
                 self._released = seq
                 _write_mark(self.directory / _RELEASED_FILE, seq)
-            cutoff = time.time() - self._retain_seconds
-            for path, last in list(self._segment_last.items()):
-                if path == self._path or last > self._released:
-                    continue  # never the segment being written, nor one not yet stored
-                if path.stat().st_mtime < cutoff:
-                    path.unlink(missing_ok=True)
-                    del self._segment_last[path]
+            self._expire()
+
+    def expire(self) -> None:
+        """Close the open segment once it is `segment_seconds` old and wholly stored, and
+        delete stored segments last written `retain_seconds` ago. Cheap when nothing is
+        due (no system call): call it often when no release comes (the pipeline does
+        while idle), so raw requests leave the disk on time at any traffic."""
+        with self._lock:
+            self._expire()
+
+    def _expire(self) -> None:
+        now = self._clock()
+        open_path = self._path
+        if (
+            self._fd is not None
+            and open_path is not None
+            and now - self._opened_at >= self._segment_seconds
+            and self._segment_last.get(open_path, 0) <= self._released
+        ):
+            os.close(self._fd)
+            self._fd = None
+            self._path = None
+            if open_path not in self._segment_last:  # every append to it failed
+                open_path.unlink(missing_ok=True)
+        cutoff = now - self._retain_seconds
+        for path, last in list(self._segment_last.items()):
+            if path == self._path or last > self._released:
+                continue  # never the segment being written, nor one not yet stored
+            if self._written_at.get(path, 0.0) <= cutoff:
+                path.unlink(missing_ok=True)
+                del self._segment_last[path]
+                self._written_at.pop(path, None)
 
     def close(self) -> None:
         """Close the open segment; safe to call twice."""
@@ -175,7 +221,12 @@ class WriteAheadLog:
             self._fd = None
 
     def _segment_for(self, size: int) -> int:
-        if self._fd is None or self._segment_size + size > self._segment_bytes:
+        now = self._clock()
+        if (
+            self._fd is None
+            or self._segment_size + size > self._segment_bytes
+            or now - self._opened_at >= self._segment_seconds
+        ):
             if self._fd is not None:
                 os.close(self._fd)
             path = self.directory / f"segment-{self._seq:020d}.wal"
@@ -191,6 +242,7 @@ class WriteAheadLog:
             self._fd = fd
             self._path = path
             self._segment_size = intact
+            self._opened_at = now
         return self._fd
 
     def _segments(self) -> list[Path]:

@@ -15,13 +15,16 @@ import uvicorn
 
 from factledger.collector import otlp
 from factledger.collector.app import create_app
+from factledger.collector.metrics import Metrics
+from factledger.collector.pipeline import Pipeline
 from factledger.collector.store import Store
 from factledger.collector.wal import WriteAheadLog
+from factledger.processors.runner import default_runner
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.service_process import ServiceProcess, free_port
 from tests.integration.worker_process import wait_until
-from tests.unit.test_wal import FullDisk
+from tests.unit.test_wal import Clock, FullDisk
 
 HEADERS = {"Content-Type": "application/json"}
 TURNS = 120
@@ -156,3 +159,27 @@ def test_a_full_log_disk_answers_503_and_gives_back_the_backlog(
     assert 'factledger_requests_refused_total{reason="wal_unavailable"} 3' in metrics
     replayed = list(WriteAheadLog(settings.wal_dir).replay(include_released=True))
     assert [r.body for r in replayed] == [body]
+
+
+def test_an_idle_pipeline_deletes_stored_raw_requests_on_time(store: Store, tmp_path: Path) -> None:
+    clock = Clock()
+    wal = WriteAheadLog(tmp_path / "wal", segment_seconds=300, retain_seconds=60, clock=clock)
+    pipeline = Pipeline(
+        store, wal, default_runner(), Metrics(), grace_seconds=0.1, judge_in_worker=False
+    )
+    pipeline.start()
+    try:
+        body, _ = turn_request(8, hallucinate=False)
+        spans = otlp.decode_request(body, otlp.JSON).spans
+        pipeline.submit(otlp.JSON, "default", body, spans)
+        wait_until(lambda: store.span_count("default") == len(spans), 30, "the spans stored")
+        assert list((tmp_path / "wal").glob("segment-*.wal"))  # no traffic after this one
+        clock.now += 360  # the segment's age plus the retention
+        wait_until(
+            lambda: not list((tmp_path / "wal").glob("segment-*.wal")),
+            10,
+            "the raw request to leave the disk",
+        )
+    finally:
+        pipeline.shutdown()
+        wal.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,54 @@ def test_sequence_numbers_go_on_after_every_segment_was_deleted(tmp_path: Path) 
     again.close()  # a crash before it was stored
     assert seq == 4
     assert [r.body for r in WriteAheadLog(tmp_path).replay()] == [b"acknowledged, not stored"]
+
+
+class Clock:
+    """Wall seconds that move only when told."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_quiet_segment_rolls_over_by_age(tmp_path: Path) -> None:
+    clock = Clock()
+    wal = WriteAheadLog(tmp_path, segment_seconds=300, clock=clock)
+    wal.append("application/json", "default", b"first")
+    clock.now += 299
+    wal.append("application/json", "default", b"same segment")
+    assert len(list(tmp_path.glob("segment-*.wal"))) == 1
+    clock.now += 1
+    wal.append("application/json", "default", b"a new segment")
+    assert len(list(tmp_path.glob("segment-*.wal"))) == 2
+
+
+def test_raw_requests_leave_the_disk_on_time_without_more_traffic(tmp_path: Path) -> None:
+    clock = Clock()
+    wal = WriteAheadLog(tmp_path, segment_seconds=300, retain_seconds=60, clock=clock)
+    seq = wal.append("application/json", "default", b"Authorization: Bearer sk-raw")
+    clock.now += 1
+    wal.release(seq)  # stored at once, then no request for days
+    clock.now += 299
+    wal.expire()  # the segment is 300 s old and wholly stored: closed ...
+    clock.now += 60
+    wal.expire()  # ... and deleted once last written `retain_seconds` ago
+    assert list(tmp_path.glob("segment-*.wal")) == []
+    assert list(wal.replay(include_released=True)) == []
+    assert wal.append("application/json", "default", b"next") == seq + 1
+
+
+def test_an_old_segment_is_kept_while_it_holds_what_is_not_stored(tmp_path: Path) -> None:
+    clock = Clock()
+    wal = WriteAheadLog(tmp_path, segment_seconds=300, retain_seconds=0, clock=clock)
+    wal.append("application/json", "default", b"stored")
+    seq = wal.append("application/json", "default", b"not stored yet")
+    wal.release(seq - 1)
+    clock.now += 3600
+    wal.expire()
+    assert [r.body for r in wal.replay()] == [b"not stored yet"]
+    wal.release(seq)
+    wal.expire()
+    assert list(tmp_path.glob("segment-*.wal")) == []
