@@ -11,6 +11,11 @@ A fault above the span (the body is not an object, `resourceSpans`, `scopeSpans`
 `spans` is not an array, a resource or scope is not an object) makes the whole body
 unreadable. A fault inside a span drops that span alone, with a reason; so does an
 unreadable resource or scope for the spans under it.
+
+Everything kept can be stored, so nothing acknowledged is refused later: a time must fit
+the store's DateTime64(9) (at most 2^63 - 1 ns, in 2262), or the span is dropped
+("invalid_time", "invalid_event"); a lone surrogate escape (`\\ud800` with no pair),
+which JSON allows and UTF-8 cannot encode, becomes U+FFFD in keys and strings.
 """
 
 from __future__ import annotations
@@ -32,8 +37,12 @@ _HEX_TRACE_ID = re.compile(r"[0-9a-fA-F]{32}")
 _HEX_SPAN_ID = re.compile(r"[0-9a-fA-F]{16}")
 # ASCII digits only: int() would also accept "1_000", " 12" and non-ASCII digits.
 _DECIMAL = re.compile(r"-?[0-9]{1,20}")
-_UINT64_MAX = 2**64 - 1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_TIME_MAX = _INT64_MAX
+"""The last nanosecond a DateTime64(9) column holds (2262-04-11); a uint64 time above it
+would be acknowledged and then refused by the store."""
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 _SPAN_KINDS = {
@@ -72,8 +81,11 @@ def decode_json(
     Spans past `max_spans` are counted as "too_many_spans" without being converted.
     Raises ValueError (saying where) when the body is not an ExportTraceServiceRequest.
     """
+    # Only a body with a surrogate escape can decode to a lone surrogate (pairs decode to
+    # one character); the others skip the per-object repair.
+    repair = _repaired if _SURROGATE_ESCAPE.search(body) else None
     try:
-        document = json.loads(body)
+        document = json.loads(body, object_pairs_hook=repair)
     except RecursionError as exc:
         raise ValueError("JSON body is nested too deeply") from exc
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
@@ -96,6 +108,17 @@ def decode_json(
                 # a shape nobody foresaw still costs one span, not the request.
                 dropped["malformed_span"] += 1
     return kept, dropped
+
+
+def _repaired(pairs: list[tuple[str, Any]]) -> JsonObject:
+    """One JSON object with every lone surrogate in its keys and string values replaced
+    by U+FFFD (a repeated key keeps its last value, as `json.loads` does)."""
+    return {
+        _SURROGATE.sub("\ufffd", key): (
+            _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
+        )
+        for key, value in pairs
+    }
 
 
 def _groups(document: Any) -> Iterator[tuple[_Resource, _Scope, list[Any]]]:
@@ -244,7 +267,7 @@ def _integer(raw: Any, low: int, high: int, reason: str) -> int:
 
 
 def _time(raw: Any) -> int:
-    return 0 if raw is None else _integer(raw, 0, _UINT64_MAX, "invalid_time")
+    return 0 if raw is None else _integer(raw, 0, _TIME_MAX, "invalid_time")
 
 
 def _enum(raw: Any, names: dict[str, int], reason: str) -> int:
@@ -279,7 +302,7 @@ def _event(raw: Any) -> SpanEvent:
     time = _field(raw, "timeUnixNano", "time_unix_nano")
     return SpanEvent(
         name=name,
-        time_unix_nano=0 if time is None else _integer(time, 0, _UINT64_MAX, "invalid_event"),
+        time_unix_nano=0 if time is None else _integer(time, 0, _TIME_MAX, "invalid_event"),
         attributes=_attributes(raw.get("attributes"), 0),
     )
 

@@ -20,6 +20,7 @@ from factledger.processors.spans import AttributeValue, SpanEvent, SpanRecord
 
 _ZERO_TRACE_ID = bytes(16)
 _ZERO_SPAN_ID = bytes(8)
+_TIME_MAX = 2**63 - 1
 
 
 def decode_protobuf(
@@ -64,6 +65,12 @@ def _fault(span: Span) -> str:
         return "invalid_parent_span_id"
     if not span.name:
         return "missing_name"
+    # fixed64 times above what the store's DateTime64(9) holds (2262): refused here,
+    # before the acknowledgement, rather than by the store after it.
+    if span.start_time_unix_nano > _TIME_MAX or span.end_time_unix_nano > _TIME_MAX:
+        return "invalid_time"
+    if any(event.time_unix_nano > _TIME_MAX for event in span.events):
+        return "invalid_event"
     return ""
 
 

@@ -5,8 +5,10 @@ alike in a worker process (the default) and in the pipeline's own thread."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -368,3 +370,53 @@ def test_a_request_queued_after_a_later_one_stays_in_the_log_until_stored(
         pipeline.shutdown()
     assert wal.released == 2
     assert store.span_count("default") == len(first_spans) + len(second_spans)
+
+
+def test_text_the_store_cannot_hold_is_repaired_and_times_past_it_refused_before_the_ack(
+    store: Store, tmp_path: Path
+) -> None:
+    now = time.time_ns()
+
+    def span(span_id: str, **extra: object) -> dict[str, object]:
+        return {
+            "traceId": "5b8efff798038103d269b633813fc60d",
+            "spanId": span_id,
+            "name": "chat gpt-4o \ud800",  # a lone surrogate, sent as the escape \ud800
+            "kind": 3,
+            "startTimeUnixNano": str(now),
+            "endTimeUnixNano": str(now + 1_000_000_000),
+            "attributes": [{"key": "note\udfff", "value": {"stringValue": "a\ud800b"}}],
+            **extra,
+        }
+
+    late_event = {"name": "e", "timeUnixNano": str(2**63)}
+    body = json.dumps(
+        {
+            "resourceSpans": [
+                {
+                    "scopeSpans": [
+                        {
+                            "spans": [
+                                span("eee19b7ec3c1b180"),
+                                span("eee19b7ec3c1b181", events=[late_event]),
+                            ]
+                        }
+                    ]
+                }
+            ]
+        }
+    ).encode()
+    assert b"\\ud800" in body
+    settings = ServiceSettings(data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5)
+    with _served(settings, store) as url:
+        reply = httpx.post(f"{url}/v1/traces", headers={"Content-Type": otlp.JSON}, content=body)
+        assert reply.status_code == 200
+        partial = reply.json()["partialSuccess"]
+        assert int(partial["rejectedSpans"]) == 1 and "invalid_event" in partial["errorMessage"]
+        wait_until(lambda: store.span_count("default") == 1, 30, "the repaired span")
+        metrics = httpx.get(f"{url}/metrics").text
+    [stored] = store.spans_for_traces("default", ["5b8efff798038103d269b633813fc60d"])
+    assert stored["SpanId"] == "eee19b7ec3c1b180"
+    assert stored["SpanName"] == "chat gpt-4o \ufffd"
+    assert stored["SpanAttributes"] == {"note\ufffd": "a\ufffdb"}
+    assert "factledger_rows_dropped_total" not in metrics

@@ -430,6 +430,9 @@ BAD_JSON_SPANS = [
     pytest.param(json_span(startTimeUnixNano="1e18"), "invalid_time", id="time-exponent-string"),
     pytest.param(json_span(endTimeUnixNano=2**64), "invalid_time", id="time-past-uint64"),
     pytest.param(json_span(endTimeUnixNano="١٢"), "invalid_time", id="time-non-ascii-digits"),
+    pytest.param(
+        json_span(startTimeUnixNano=str(2**63)), "invalid_time", id="time-past-datetime64"
+    ),
     pytest.param(json_span(status="error"), "invalid_status", id="status-not-an-object"),
     pytest.param(json_span(status={"message": 3}), "invalid_status", id="status-message-number"),
     pytest.param(json_span(attributes={"k": "v"}), "invalid_attributes", id="attributes-object"),
@@ -474,6 +477,11 @@ BAD_JSON_SPANS = [
     ),
     pytest.param(json_span(events="x"), "invalid_event", id="events-not-an-array"),
     pytest.param(json_span(events=[{"name": 1}]), "invalid_event", id="event-name-number"),
+    pytest.param(
+        json_span(events=[{"name": "e", "timeUnixNano": str(2**63)}]),
+        "invalid_event",
+        id="event-time-past-datetime64",
+    ),
     pytest.param("span", "malformed_span", id="span-not-an-object"),
 ]
 
@@ -500,6 +508,17 @@ def test_bad_json_span_is_dropped_and_counted_while_neighbours_survive(bad, reas
             proto_span(parent_span_id=b"abc"), "invalid_parent_span_id", id="parent-id-3-bytes"
         ),
         pytest.param(proto_span(name=""), "missing_name", id="name-empty"),
+        pytest.param(
+            proto_span(start_time_unix_nano=2**63), "invalid_time", id="time-past-datetime64"
+        ),
+        pytest.param(
+            proto_span(end_time_unix_nano=2**64 - 1), "invalid_time", id="end-time-uint64-max"
+        ),
+        pytest.param(
+            proto_span(events=[Span.Event(name="e", time_unix_nano=2**63)]),
+            "invalid_event",
+            id="event-time-past-datetime64",
+        ),
     ],
 )
 def test_bad_protobuf_span_is_dropped_and_counted_while_neighbours_survive(bad, reason):
@@ -509,6 +528,29 @@ def test_bad_protobuf_span_is_dropped_and_counted_while_neighbours_survive(bad, 
     assert reason in result.error_message
     if reason.endswith("_id"):
         assert "32/16 hex characters" in result.error_message
+
+
+@pytest.mark.parametrize(
+    ("escaped", "repaired"),
+    [
+        pytest.param("a\ud800b", "a\ufffdb", id="lone-high-surrogate"),
+        pytest.param("\udfff", "\ufffd", id="lone-low-surrogate"),
+        pytest.param("\udc00\ud800", "\ufffd\ufffd", id="pair-in-the-wrong-order"),
+        pytest.param("\ud83d\ude00", "\U0001f600", id="a-pair-is-one-character"),
+    ],
+)
+def test_json_lone_surrogate_escapes_become_replacement_characters(escaped, repaired):
+    value = {"key": "k" + escaped, "value": {"stringValue": escaped}}
+    array = {"key": "list", "value": {"arrayValue": {"values": [{"stringValue": escaped}]}}}
+    body = json_body(
+        json_span("chat" + escaped, attributes=[value, array], status={"message": escaped})
+    )
+    assert b"\\u" in body  # json.dumps sent them as escapes
+    span = only_span(decode_request(body, JSON))
+    assert span.name == "chat" + repaired
+    assert span.attributes == {"k" + repaired: repaired, "list": [repaired]}
+    assert span.status_message == repaired
+    span.name.encode()  # storable as UTF-8
 
 
 def test_protobuf_zero_parent_is_a_root():
