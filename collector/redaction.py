@@ -44,6 +44,8 @@ from factledger.processors.spans import SpanRecord
 
 MIN_SCAN_CHARS = 6
 """Shorter strings hold no secret any rule knows: they are not scanned."""
+MIN_SECRET_CHARS = 4
+"""A value under a secret's key shorter than this is not looked for in other texts."""
 
 
 @dataclass(frozen=True)
@@ -158,12 +160,19 @@ SECRET_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "assigned_secret",
-        r"(?i)(?:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|secret|password"
+        r"(?i)(?:api[_-]?key|apikey|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|secret|password"
         r"|passwd|pwd|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key)"
         + _ASSIGNED
         + r"(?:\\?\"([^\"\\]{1,512})|\\?'([^'\\]{1,512})|([^\s\"',;{}<>\\]{6,512}))",
         ["key", "secret", "pass", "pwd", "token"],
         group=-1,
+    ),
+    _rule(
+        "env_secret",
+        r"(?<=[A-Z0-9])_(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?)"
+        r"\s{0,3}=\s{0,3}([^\s\"'\\]{6,512})",
+        ["_token", "_secret", "_key", "_pass", "_pwd", "_credential"],
+        group=1,
     ),
 )
 """Secrets redacted by default."""
@@ -196,6 +205,15 @@ SECRET_KEY_ENDINGS: tuple[str, ...] = (
     "access_token",
     "refresh_token",
     "private_key",
+    "private-token",
+    "x-auth-token",
+    "x-access-token",
+    "auth-token",
+    "api-token",
+    "x-api-token",
+    "x-goog-api-key",
+    "x-amz-security-token",
+    "session-token",
 )
 """Attribute key endings (after the last `.`) whose whole value is a secret."""
 
@@ -249,13 +267,13 @@ class Redactor:
 
     # --- text -----------------------------------------------------------------------------
 
-    def edits(self, text: str) -> list[Edit]:
-        """The non-overlapping replacements for `text`, in order."""
-        if len(text) < MIN_SCAN_CHARS:
-            return []
-        lowered = text.lower() if self._anchored else ""
+    def edits(self, text: str, known: Sequence[str] = ()) -> list[Edit]:
+        """The non-overlapping replacements for `text`, in order. `known` are secrets found
+        by their key elsewhere (a tool argument named `password`): replaced wherever they
+        occur, since no rule would recognise them without their key."""
         found: list[tuple[int, int, str]] = []
-        for rule in self._rules:
+        lowered = text.lower() if self._anchored and len(text) >= MIN_SCAN_CHARS else ""
+        for rule in self._rules if len(text) >= MIN_SCAN_CHARS else ():
             if rule.anchors and not any(anchor in lowered for anchor in rule.anchors):
                 continue
             for match in rule.pattern.finditer(text):
@@ -263,18 +281,15 @@ class Redactor:
                 start, end = match.span(group)
                 if end > start:
                     found.append((start, end, f"[REDACTED:{rule.name}]"))
-        if not found:
-            return []
-        found.sort(key=lambda edit: (edit[0], -edit[1]))
-        kept: list[Edit] = []
-        for edit in found:
-            if kept and edit[0] < kept[-1][1]:
-                continue  # inside a secret already replaced
-            kept.append(edit)
-        return kept
+        for secret in known:
+            start = text.find(secret)
+            while start >= 0:
+                found.append((start, start + len(secret), "[REDACTED:secret_attribute]"))
+                start = text.find(secret, start + len(secret))
+        return _merged(found)
 
-    def text(self, text: str) -> str:
-        return _apply(text, self.edits(text))
+    def text(self, text: str, known: Sequence[str] = ()) -> str:
+        return _apply(text, self.edits(text, known))
 
     def value(self, value: Any, key: str = "") -> Any:
         """An attribute value with secrets replaced: strings scanned, lists and maps walked,
@@ -338,17 +353,36 @@ class Redactor:
         verdict themselves when there is nothing to redact, the common case."""
         if self._clean_judged(turn, verdict):
             return turn, verdict
-        reply_edits = self.edits(turn.reply)
+        # A value the agent passed under a secret's name (`{"password": "two words"}`) is
+        # replaced wherever else it shows: a finding that quotes the argument, the reply.
+        known: list[str] = []
+        for call in turn.tool_calls:
+            self._secret_values(call.arguments, known)
+        reply_edits = self.edits(turn.reply, known)
         stored_turn = replace(
             turn,
             conversation_id=self.identifier(turn.conversation_id),
             agent=self.text(turn.agent),
-            user_message=self.text(turn.user_message),
+            user_message=self.text(turn.user_message, known),
             reply=_apply(turn.reply, reply_edits),
-            tool_calls=tuple(self._call(call) for call in turn.tool_calls),
+            tool_calls=tuple(self._call(call, known) for call in turn.tool_calls),
         )
-        findings = tuple(self._finding(f, reply_edits) for f in verdict.findings)
+        findings = tuple(self._finding(f, reply_edits, known) for f in verdict.findings)
         return stored_turn, replace(verdict, findings=findings)
+
+    def _secret_values(self, value: Any, into: list[str], secret: bool = False) -> None:
+        """Append the strings of `value` held under a key that names a secret to `into`
+        (lists and maps walked; texts shorter than MIN_SECRET_CHARS left out: replacing
+        them everywhere would mangle ordinary words)."""
+        if isinstance(value, str):
+            if secret and len(value) >= MIN_SECRET_CHARS and value not in into:
+                into.append(value)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                self._secret_values(item, into, secret)
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                self._secret_values(item, into, secret or self._names_secret(str(key)))
 
     def _clean(self, span: SpanRecord) -> bool:
         """True when no rule and no key would change `span`. Every string of the span is
@@ -423,13 +457,13 @@ class Redactor:
             for key, value in attributes.items()
         }
 
-    def _call(self, call: ToolCall) -> ToolCall:
+    def _call(self, call: ToolCall, known: Sequence[str] = ()) -> ToolCall:
         redacted = replace(
             call,
             name=self.text(call.name),
             arguments=self._attributes(call.arguments),
-            arguments_text=self.text(call.arguments_text),
-            result=None if call.result is None else self.text(call.result),
+            arguments_text=self.text(call.arguments_text, known),
+            result=None if call.result is None else self.text(call.result, known),
         )
         # The stored `ok` must be the one judged on the raw result: mark a failed call as
         # failed explicitly, so a replaced error text cannot turn it into a success.
@@ -437,15 +471,17 @@ class Redactor:
             redacted = replace(redacted, error=True)
         return redacted
 
-    def _finding(self, finding: Finding, reply_edits: Sequence[Edit]) -> Finding:
+    def _finding(
+        self, finding: Finding, reply_edits: Sequence[Edit], known: Sequence[str] = ()
+    ) -> Finding:
         span = finding.span
         if span is not None and reply_edits:
             span = Span(_moved(span.start, reply_edits), _moved(span.end, reply_edits, end=True))
         return replace(
             finding,
-            message=self.text(finding.message),
-            token=self.text(finding.token),
-            checked_against=tuple(self.text(item) for item in finding.checked_against),
+            message=self.text(finding.message, known),
+            token=self.text(finding.token, known),
+            checked_against=tuple(self.text(item, known) for item in finding.checked_against),
             span=span,
         )
 
@@ -468,6 +504,19 @@ value the stored turn carries, so a turn rebuilt from stored spans joins the sam
 def _bytes_text(value: bytes | bytearray) -> str:
     """Bytes as text for scanning: UTF-8, undecodable bytes as U+FFFD (a secret is ASCII)."""
     return bytes(value).decode("utf-8", "replace")
+
+
+def _merged(found: list[Edit]) -> list[Edit]:
+    """`found` in order, an edit starting inside an earlier (longer) one left out."""
+    if not found:
+        return []
+    found.sort(key=lambda edit: (edit[0], -edit[1]))
+    kept: list[Edit] = []
+    for edit in found:
+        if kept and edit[0] < kept[-1][1]:
+            continue  # inside a secret already replaced
+        kept.append(edit)
+    return kept
 
 
 def _apply(text: str, edits: Sequence[Edit]) -> str:

@@ -295,6 +295,7 @@ def test_settings_switch_rules_off_and_add_patterns(tmp_path: Path) -> None:
         "DB_PASSWORD=",
         "secret_access_key=",
         "AccountKey=",
+        "A_TOKEN=",
     ],
     ids=[
         "key-prefixes",
@@ -309,6 +310,7 @@ def test_settings_switch_rules_off_and_add_patterns(tmp_path: Path) -> None:
         "env-assignments",
         "aws-secret-assignments",
         "azure-keys",
+        "env-tokens",
     ],
 )
 def test_a_megabyte_of_near_misses_stays_fast(unit: str) -> None:
@@ -510,3 +512,50 @@ def test_a_secret_in_the_agent_or_a_tool_name_is_redacted() -> None:
     turn = Turn(reply="ok", agent=f"agent {KEY}", tool_calls=(ToolCall(f"call {KEY}"),))
     stored_turn, _ = DEFAULT.judged(turn, Verdict(Outcome.PASS))
     assert KEY not in repr(stored_turn)
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("GITHUB_TOKEN=ghs_short0123456789", "GITHUB_TOKEN=[REDACTED:env_secret]"),
+        ("VAULT_PASS=s.Abc123xyz", "VAULT_PASS=[REDACTED:env_secret]"),
+        ("AWS_SECRET_ACCESS_KEY=notforty123", "AWS_SECRET_ACCESS_KEY=[REDACTED:assigned_secret]"),
+    ],
+    ids=["env-token", "env-pass", "aws-secret-of-any-length"],
+)
+def test_env_dump_secrets_of_any_shape_are_replaced(text: str, stored: str) -> None:
+    assert DEFAULT.text(text) == stored
+
+
+@pytest.mark.parametrize(
+    "key", ["http.request.header.private-token", "http.request.header.x-auth-token"]
+)
+def test_token_headers_are_secret_attributes(key: str) -> None:
+    assert DEFAULT.value("abc123", key) == "[REDACTED:secret_attribute]"
+
+
+def test_a_secret_argument_quoted_by_a_finding_or_the_reply_is_redacted() -> None:
+    phrase = "Arg Pass Phrase 9"
+    turn = Turn(
+        reply=f"Logged in with {phrase}.",
+        tool_calls=(ToolCall("login", arguments={"user": "ana", "password": phrase}),),
+    )
+    start = turn.reply.index(phrase)
+    verdict = Verdict(
+        Outcome.FLAG,
+        (
+            Finding(
+                Kind.FABRICATED_IDENTIFIER,
+                f"argument {phrase!r} is not grounded",
+                token=phrase,
+                span=Span(start, start + len(phrase)),
+            ),
+        ),
+    )
+    stored_turn, stored_verdict = DEFAULT.judged(turn, verdict)
+    assert phrase not in repr((stored_turn, stored_verdict))
+    (finding,) = stored_verdict.findings
+    assert finding.span is not None
+    assert stored_turn.reply[finding.span.start : finding.span.end] == (
+        "[REDACTED:secret_attribute]"
+    )
