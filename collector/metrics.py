@@ -2,6 +2,11 @@
 
 Every drop is a counter with a reason; nothing is lost silently. Thread-safe: the
 receiver, the span writer and the turn processor all count into one registry.
+
+Label values may come from senders (a model name, a finding kind, a drop reason): every
+counter family keeps at most `MAX_LABEL_VALUES` distinct values per label, each cut to
+`MAX_LABEL_CHARS`; a value past the bound is counted under `OTHER`, so a sender cannot
+grow a scrape (or Prometheus' series count) without limit.
 """
 
 from __future__ import annotations
@@ -14,6 +19,39 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 LabelKey = tuple[tuple[str, str], ...]
+
+MAX_LABEL_VALUES = 200
+"""Distinct values one label of one family may take; more than a model zoo or a reason
+table needs, far fewer than a sender making up names would reach."""
+MAX_LABEL_CHARS = 100
+"""A label value is cut to this length (model names are shorter; a pasted prompt is not)."""
+OTHER = "other"
+"""The value that stands for every value past `MAX_LABEL_VALUES`."""
+
+
+class LabelBound:
+    """Maps label values onto a bounded set: the first `limit` distinct values of each
+    (family, label) keep their name, later ones become `OTHER`. Thread-safe."""
+
+    def __init__(self, limit: int = MAX_LABEL_VALUES, chars: int = MAX_LABEL_CHARS) -> None:
+        self._limit = limit
+        self._chars = chars
+        self._lock = threading.Lock()
+        self._seen: dict[tuple[str, str], set[str]] = {}
+
+    def __call__(self, family: str, name: str, value: str) -> str:
+        value = value[: self._chars]
+        with self._lock:
+            seen = self._seen.setdefault((family, name), set())
+            if value in seen:
+                return value
+            if len(seen) >= self._limit:
+                return OTHER
+            seen.add(value)
+            return value
+
+    def key(self, family: str, labels: Mapping[str, str]) -> LabelKey:
+        return tuple(sorted((k, self(family, k, v)) for k, v in labels.items()))
 
 
 @dataclass
@@ -29,8 +67,9 @@ class _Histogram:
 class Metrics:
     """A small registry of labelled counters, gauges read at render time and histograms."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, label_values: int = MAX_LABEL_VALUES) -> None:
         self._lock = threading.Lock()
+        self._bound = LabelBound(label_values)
         self._counters: dict[str, dict[LabelKey, float]] = {}
         self._help: dict[str, str] = {}
         self._gauges: dict[str, tuple[str, Callable[[], float]]] = {}
@@ -40,7 +79,8 @@ class Metrics:
         self._help[name] = help_text
 
     def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
-        key = tuple(sorted(labels.items()))
+        """Add `amount` to counter `name`; label values are bounded (module docstring)."""
+        key = self._bound.key(name, labels)
         with self._lock:
             series = self._counters.setdefault(name, {})
             series[key] = series.get(key, 0.0) + amount
@@ -79,7 +119,7 @@ class Metrics:
         return total, list(zip(bounds, itertools.accumulate(counts), strict=True))
 
     def value(self, name: str, **labels: str) -> float:
-        key = tuple(sorted(labels.items()))
+        key = tuple(sorted((k, v[:MAX_LABEL_CHARS]) for k, v in labels.items()))
         with self._lock:
             return self._counters.get(name, {}).get(key, 0.0)
 

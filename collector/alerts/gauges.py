@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from ..metrics import MAX_LABEL_CHARS, MAX_LABEL_VALUES, OTHER
 from ..store import Store, StoreError
 from .evaluator import GroupStats
 from .rules import AlertRule
@@ -144,7 +145,24 @@ class RejectRateGauges:
     def _samples(
         self, stats: dict[str, GroupStats], read: Callable[[GroupStats], float]
     ) -> tuple[Sample, ...]:
+        bounded = bounded_groups(stats)
         return tuple(
-            (prometheus_labels(**self._labels, model=key), read(stats[key]))
-            for key in sorted(stats)
+            (prometheus_labels(**self._labels, model=key), read(bounded[key]))
+            for key in sorted(bounded)
         )
+
+
+def bounded_groups(
+    stats: Mapping[str, GroupStats], limit: int = MAX_LABEL_VALUES
+) -> dict[str, GroupStats]:
+    """Model names come from senders: the `limit` groups with the most turns keep their
+    name (cut to `MAX_LABEL_CHARS`), the rest are summed into one `OTHER` group."""
+    ranked = sorted(stats, key=lambda key: (-stats[key].turns, key))
+    kept: dict[str, GroupStats] = {}
+    for key in ranked:
+        label = key[:MAX_LABEL_CHARS]
+        if label not in kept and len(kept) >= limit:
+            label = OTHER
+        seen = kept.get(label, GroupStats())
+        kept[label] = GroupStats(seen.turns + stats[key].turns, seen.hits + stats[key].hits)
+    return kept

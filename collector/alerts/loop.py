@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .. import rows
-from ..metrics import Metrics
+from ..metrics import MAX_LABEL_CHARS, MAX_LABEL_VALUES, OTHER, Metrics
 from ..store import MAX_LIST_LIMIT, Store, StoreError
 from .evaluator import AlertEvent, Decision, FiringAlert, evaluate, step
 from .gauges import GaugeFamily, RejectRateGauges, prometheus_labels
@@ -356,8 +356,16 @@ class AlertLoop:
         this loop's `labels`."""
         with self._state_lock:
             firing = sorted(self._states)
+        # Group keys are model names from senders: bound them like every other label.
+        keys: dict[str, set[str]] = {}
+        for name, key in firing:
+            kept = keys.setdefault(name, set())
+            label = key[:MAX_LABEL_CHARS]
+            kept.add(label if label in kept or len(kept) < MAX_LABEL_VALUES else OTHER)
         samples = tuple(
-            (prometheus_labels(**self._labels, rule=name, key=key), 1.0) for name, key in firing
+            (prometheus_labels(**self._labels, rule=name, key=key), 1.0)
+            for name in sorted(keys)
+            for key in sorted(keys[name])
         )
         firing_family = GaugeFamily(
             "factledger_alert_firing", "1 for every (rule, group) whose alert is firing.", samples

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.collector.metrics import Metrics
+from factledger.collector.alerts.evaluator import GroupStats
+from factledger.collector.alerts.gauges import bounded_groups
+from factledger.collector.metrics import MAX_LABEL_CHARS, MAX_LABEL_VALUES, OTHER, Metrics
 
 
 def test_counters_and_gauges_render() -> None:
@@ -54,3 +56,46 @@ def test_a_histogram_needs_finite_bounds_and_registration() -> None:
         metrics.histogram("factledger_empty_seconds", "Empty.", [])
     with pytest.raises(KeyError):
         metrics.observe("factledger_unknown_seconds", 1.0)
+
+
+# Every family whose label values come from span data, with the label a sender chooses.
+SENDER_LABELLED = [
+    pytest.param("factledger_turns_total", "model", id="turns-by-model"),
+    pytest.param("factledger_findings_total", "kind", id="findings-by-kind"),
+    pytest.param("factledger_spans_dropped_total", "reason", id="span-drops-by-reason"),
+    pytest.param("factledger_assembly_drops_total", "reason", id="assembly-drops-by-reason"),
+    pytest.param("factledger_requests_refused_total", "reason", id="refusals-by-reason"),
+    pytest.param("factledger_rows_dropped_total", "table", id="row-drops-by-table"),
+    pytest.param("factledger_agent_turns_total", "agent", id="any-new-family-by-agent"),
+    pytest.param("factledger_service_spans_total", "service", id="any-new-family-by-service"),
+]
+
+
+@pytest.mark.parametrize(("family", "label"), SENDER_LABELLED)
+def test_sender_chosen_label_values_are_bounded_in_every_family(family: str, label: str) -> None:
+    metrics = Metrics(label_values=3)
+    for n in range(10):
+        metrics.inc(family, 1, **{label: f"value-{n}", "verdict": "pass"})
+    metrics.inc(family, 1, **{label: "x" * 5000})
+    text = metrics.render()
+    series = [line for line in text.splitlines() if line.startswith(family + "{")]
+    assert len(series) == 5, series  # three names kept, the rest under "other" (two keys)
+    assert metrics.value(family, **{label: "value-0", "verdict": "pass"}) == 1
+    assert metrics.value(family, **{label: OTHER, "verdict": "pass"}) == 7
+    assert metrics.value(family, **{label: OTHER}) == 1
+    assert "x" * (MAX_LABEL_CHARS + 1) not in text
+    assert metrics.total(family) == 11
+
+
+def test_the_label_bound_defaults_to_max_label_values() -> None:
+    metrics = Metrics()
+    for n in range(MAX_LABEL_VALUES + 50):
+        metrics.inc("factledger_turns_total", model=f"m{n}")
+    assert metrics.value("factledger_turns_total", model=OTHER) == 50
+    assert metrics.value("factledger_turns_total", model="m0") == 1
+
+
+def test_reject_rate_gauges_fold_models_past_the_bound_into_other() -> None:
+    stats = {f"m{n}": GroupStats(turns=n + 1, hits=1) for n in range(5)}
+    bounded = bounded_groups(stats, limit=2)
+    assert bounded == {"m4": GroupStats(5, 1), "m3": GroupStats(4, 1), OTHER: GroupStats(6, 3)}
