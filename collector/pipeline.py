@@ -11,7 +11,8 @@
 
 `submit` returns as soon as the request is in the write-ahead log: ingest never waits
 for storage or validation. Queues are bounded by the number of spans accepted but not
-yet assembled; past it `submit` refuses (the receiver answers 503 with Retry-After). A
+yet assembled; past it `submit` refuses (the receiver answers 503 with Retry-After), and
+a request larger than the bound itself is refused for good (413). A
 failed insert is retried, never dropped: those spans were acknowledged. The log is
 released only up to the highest sequence number below which every record is stored.
 
@@ -72,6 +73,19 @@ VERDICT_DELAY_BUCKETS = (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 12.5, 15, 20, 30
 
 class PipelineFull(Exception):
     """The pipeline holds as many unstored spans as it may; retry later (503)."""
+
+
+class RequestTooLarge(Exception):
+    """One request holds more spans than the backlog may ever hold: no retry can succeed,
+    so it is refused for good (413) rather than answered 503 again and again."""
+
+    def __init__(self, spans: int, bound: int) -> None:
+        super().__init__(
+            f"the request holds {spans} spans, more than the backlog bound of {bound}"
+            " (FACTLEDGER_QUEUE_SPANS); split it into smaller requests or raise the bound"
+        )
+        self.spans = spans
+        self.bound = bound
 
 
 class PipelineClosed(Exception):
@@ -206,17 +220,22 @@ class Pipeline:
         """Make the request durable and queue its spans; returns the log sequence number.
         Raises `WalUnavailable` (the log cannot be written: a full disk, an I/O error)
         having counted nothing: the request was not acknowledged."""
+        # Refusals are not drops: a client retries a 503 and sends the spans again, and
+        # a 413 is its own to handle; neither was acknowledged.
+        if len(spans) > self._max_pending:
+            self._metrics.inc("factledger_spans_refused_total", len(spans), reason="too_many_spans")
+            raise RequestTooLarge(len(spans), self._max_pending)
         if self._closed:
             raise PipelineClosed
         if self._unwritable:
             self._metrics.inc(
-                "factledger_spans_dropped_total", len(spans), reason="store_unavailable"
+                "factledger_spans_refused_total", len(spans), reason="store_unavailable"
             )
             raise StoreUnavailable
         with self._pending_lock:
             backlog = self._backlog
             if backlog + len(spans) > self._max_pending and backlog > 0:
-                self._metrics.inc("factledger_spans_dropped_total", len(spans), reason="queue_full")
+                self._metrics.inc("factledger_spans_refused_total", len(spans), reason="queue_full")
                 raise PipelineFull
             self._pending += len(spans)
         try:
@@ -225,7 +244,7 @@ class Pipeline:
             with self._pending_lock:
                 self._pending -= len(spans)
             self._metrics.inc(
-                "factledger_spans_dropped_total", len(spans), reason="wal_unavailable"
+                "factledger_spans_refused_total", len(spans), reason="wal_unavailable"
             )
             raise
         self._ingest.put(_Batch(seq, tuple(spans)))
@@ -680,6 +699,11 @@ class Pipeline:
         m.describe("factledger_spans_received_total", "Spans accepted by the receiver.")
         m.describe("factledger_spans_stored_total", "Spans written to the store.")
         m.describe("factledger_spans_dropped_total", "Spans not accepted, by reason.")
+        m.describe(
+            "factledger_spans_refused_total",
+            "Spans of requests refused whole and not acknowledged (503: the client retries;"
+            " 413: more spans than the backlog bound), by reason; not drops.",
+        )
         m.describe("factledger_turns_validated_total", "Turns judged, by verdict and model.")
         m.describe(
             "factledger_judge_worker_hangs_total",

@@ -8,12 +8,15 @@ Status codes follow the OTLP/HTTP specification:
 | accepted (some spans may be rejected: `partial_success` says how many and why) | 200 |
 | body that does not decode | 400 |
 | ingest tokens configured and the bearer token missing or unknown | 401 |
-| decompressed body above the limit | 413 |
+| body above the limit, or more spans than the backlog bound (`FACTLEDGER_QUEUE_SPANS`) | 413 |
 | media type or content encoding not supported | 415 |
 | pipeline full, shutting down, or the store cannot write (retryable; `Retry-After` set) | 503 |
 
 A write-ahead log that cannot take the request (a full disk, an I/O error) is a 503 as
-well: nothing of the request was kept, so nothing was acknowledged.
+well: nothing of the request was kept, so nothing was acknowledged. A request refused
+whole (a 503 the client will send again, or a 413) is counted in
+`factledger_requests_refused_total` and `factledger_spans_refused_total`, never as
+dropped spans.
 
 Capacity and authorization are checked before the body is read. Replies use the
 request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
@@ -31,7 +34,12 @@ from starlette.concurrency import run_in_threadpool
 
 from factledger.collector import otlp
 from factledger.collector.metrics import Metrics
-from factledger.collector.pipeline import PipelineClosed, PipelineFull, StoreUnavailable
+from factledger.collector.pipeline import (
+    PipelineClosed,
+    PipelineFull,
+    RequestTooLarge,
+    StoreUnavailable,
+)
 from factledger.collector.wal import WalUnavailable
 from factledger.processors.spans import SpanRecord
 
@@ -85,13 +93,21 @@ async def export_traces(request: Request) -> Response:
     try:
         if spans:
             await run_in_threadpool(service.pipeline.submit, reply_type, tenant, body, spans)
-    except (PipelineFull, PipelineClosed):
+    except RequestTooLarge as exc:  # no retry could pass: refused for good
+        service.metrics.inc("factledger_requests_refused_total", reason="too_many_spans")
+        return _error(reply_type, 413, str(exc))
+    except PipelineFull:
+        service.metrics.inc("factledger_requests_refused_total", reason="queue_full")
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
+    except PipelineClosed:
+        service.metrics.inc("factledger_requests_refused_total", reason="shutting_down")
+        return _error(reply_type, 503, "the service is shutting down, retry later", retry=True)
     except WalUnavailable as exc:
         log.error("refusing a request: %s", exc)
         service.metrics.inc("factledger_requests_refused_total", reason="wal_unavailable")
         return _error(reply_type, 503, _WAL_UNAVAILABLE, retry=True)
     except StoreUnavailable:
+        service.metrics.inc("factledger_requests_refused_total", reason="store_unavailable")
         return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
     payload = otlp.encode_response(reply_type, rejected, message)
     return Response(payload, status_code=200, media_type=reply_type)

@@ -25,7 +25,7 @@ from benchmarks.ingest import TurnFactory
 from factledger.collector import otlp
 from factledger.collector.app import create_app
 from factledger.collector.metrics import Metrics
-from factledger.collector.pipeline import VERDICT_DELAY, Pipeline, PipelineFull
+from factledger.collector.pipeline import VERDICT_DELAY, Pipeline, PipelineFull, RequestTooLarge
 from factledger.collector.store import Store, StoreConfig
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
@@ -52,7 +52,11 @@ def _pipeline(
     )
 
 
-def test_pending_spans_are_bounded_and_drops_counted(store: Store, tmp_path: Path) -> None:
+def test_pending_spans_are_bounded_and_refusals_counted_apart_from_drops(
+    store: Store, tmp_path: Path
+) -> None:
+    """A full backlog refuses with a retryable error: the client sends the spans again, so
+    they are counted as refused, not as dropped."""
     metrics = Metrics()
     pipeline = _pipeline(store, tmp_path / "wal", metrics, max_pending=6)  # workers not started
     body, _ = turn_request(1, hallucinate=False)
@@ -61,7 +65,23 @@ def test_pending_spans_are_bounded_and_drops_counted(store: Store, tmp_path: Pat
     assert not pipeline.has_capacity() or len(spans) < 6
     with pytest.raises(PipelineFull):
         pipeline.submit(otlp.JSON, "default", body, spans)
-    assert metrics.value("factledger_spans_dropped_total", reason="queue_full") == len(spans)
+    assert metrics.value("factledger_spans_refused_total", reason="queue_full") == len(spans)
+    assert metrics.value("factledger_spans_dropped_total", reason="queue_full") == 0
+
+
+def test_a_request_over_the_bound_is_refused_even_on_an_empty_backlog(
+    store: Store, tmp_path: Path
+) -> None:
+    metrics = Metrics()
+    body, _ = turn_request(1, hallucinate=False)
+    spans = otlp.decode_request(body, otlp.JSON).spans
+    pipeline = _pipeline(store, tmp_path / "wal", metrics, max_pending=len(spans) - 1)
+    with pytest.raises(RequestTooLarge) as refused:
+        pipeline.submit(otlp.JSON, "default", body, spans)
+    assert refused.value.spans == len(spans) and refused.value.bound == len(spans) - 1
+    assert pipeline.has_capacity()  # nothing was taken into the backlog
+    assert metrics.value("factledger_spans_refused_total", reason="too_many_spans") == len(spans)
+    assert metrics.value("factledger_spans_dropped_total", reason="too_many_spans") == 0
 
 
 @MODES

@@ -164,3 +164,30 @@ def test_spans_older_than_retention_are_refused_and_reported(service: ServicePro
     partial = response.json()["partialSuccess"]
     assert int(partial["rejectedSpans"]) == 1
     assert "retention" in partial["errorMessage"]
+
+
+def test_a_request_over_the_backlog_bound_is_refused_for_good_not_counted_as_dropped(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """More spans than FACTLEDGER_QUEUE_SPANS could never be taken, however long the client
+    retries: a 413 naming the bound and its setting, counted as refused, not dropped."""
+    env = {
+        "FACTLEDGER_INGEST_TOKEN": TOKEN,
+        "FACTLEDGER_QUEUE_SPANS": "3",
+        "FACTLEDGER_API_OPEN": "1",
+    }
+    with ServiceProcess(tmp_path_factory.mktemp("bound"), env) as svc:
+        ids = [f"ddd19b7ec3c1b1{i:02x}" for i in range(5)]
+        response = httpx.post(
+            f"{svc.url}/v1/traces", headers=JSON, content=otlp_json([span(i) for i in ids])
+        )
+        assert response.status_code == 413, response.text
+        assert "Retry-After" not in response.headers
+        message = response.json()["message"]
+        assert "5 spans" in message and "3" in message and "FACTLEDGER_QUEUE_SPANS" in message
+        fits = otlp_json([span(i) for i in ids[:2]])
+        assert httpx.post(f"{svc.url}/v1/traces", headers=JSON, content=fits).status_code == 200
+        text = httpx.get(f"{svc.url}/metrics").text
+        assert 'factledger_requests_refused_total{reason="too_many_spans"} 1' in text
+        assert 'factledger_spans_refused_total{reason="too_many_spans"} 5' in text
+        assert 'factledger_spans_dropped_total{reason="too_many_spans"}' not in text
