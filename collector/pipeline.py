@@ -22,7 +22,9 @@ storing; this process keeps every store access and inserts the rows the worker s
 back. A worker that dies is restarted, and the turns it held are read back from the
 store (spans stored that no verdict holds, with the verdicts already stored for their
 traces) and judged, as after a restart of the service; a turn whose validation hung a
-worker is stored unvalidated (`collector.quarantine`).
+worker is stored unvalidated (`collector.quarantine`). That reading back covers every
+trace still owed a verdict, however long the outage (up to the retention), oldest first,
+a page at a time in a thread of its own while new requests are taken.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from factledger.collector import otlp, rows
 from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied
@@ -64,6 +66,12 @@ one message's work (a chunk of 500 spans, or a flush), well below forever."""
 _RECEIVE_SECONDS = 0.02
 _WATCH_SECONDS = 1.0
 _MAX_LOOKED_UP_TRACES = 100_000
+RECOVERY_PAGE_TRACES = 1_000
+"""Owed traces read back from the store at a time. Recovery reads every trace still owed
+a verdict, however old (the tables' TTL bounds it), oldest first; the next page waits
+until the backlog is at most half full, so an outage's worth of owed turns never keeps
+new requests out."""
+_EPOCH = datetime.fromtimestamp(0, UTC)
 
 
 VERDICT_DELAY = "factledger_verdict_delay_seconds"
@@ -130,7 +138,6 @@ class Pipeline:
         max_wait_seconds: float = 60.0,
         max_pending_spans: int = 50_000,
         clock: Callable[[], float] = time.monotonic,
-        recovery_seconds: float = 3600.0,
         redactor: Redactor | None = None,
         judge_in_worker: bool = True,
         hang_seconds: float = _HANG_SECONDS,
@@ -140,7 +147,6 @@ class Pipeline:
         self._metrics = metrics
         self._clock = clock
         self._max_pending = max_pending_spans
-        self._recovery_seconds = recovery_seconds
         self._redactor = redactor
         self._pending = 0
         self._pending_lock = threading.Lock()
@@ -186,6 +192,10 @@ class Pipeline:
         self._unstored: set[int] = set()
         """Sequence numbers appended (or replayed) whose spans are not stored yet."""
         self._stored_seq = 0
+        self._recovery_requested = threading.Event()
+        self._recovery_idle = threading.Event()
+        self._recovery_idle.set()
+        self._recovery_lock = threading.Lock()
         self._describe()
 
     # --- receiver side ---------------------------------------------------------------
@@ -275,7 +285,11 @@ class Pipeline:
         self._recover_open_turns()
         if self._worker_config is not None:
             self._worker = self._start_worker(self._worker_config)
-        threads = [(self._write_spans, "span-writer"), (self._process_turns, "turn-processor")]
+        threads = [
+            (self._write_spans, "span-writer"),
+            (self._process_turns, "turn-processor"),
+            (self._recover, "recovery"),
+        ]
         if self._worker_config is not None:
             threads.append((self._watch_worker, "worker-watch"))
         for target, name in threads:
@@ -285,35 +299,63 @@ class Pipeline:
         self._ready.set()
 
     def _recover_open_turns(self) -> None:
-        """Spans stored (so no longer in the write-ahead log) that no verdict holds yet:
-        turns in flight at the last stop, the next turn of a judged trace, late spans.
-        Read back their traces, with the verdicts already stored for them, so that what
-        is owed is judged and what was judged is not judged again."""
-        since = datetime.now(UTC) - timedelta(seconds=self._recovery_seconds)
-        traces: list[str] = []
-        stored: list[dict[str, object]] = []
-        priors: list[PriorVerdict] = []
+        """Have the recovery thread read back, from the oldest, every trace whose stored
+        spans no verdict holds: turns in flight at the last stop or held by a worker that
+        died, the next turn of a judged trace, late spans. Returns at once; `force_flush`
+        waits for the reading to end."""
+        with self._recovery_lock:
+            self._recovery_idle.clear()
+            self._recovery_requested.set()
+
+    def _recover(self) -> None:
+        """The recovery thread: one walk over every owed trace per request."""
         try:
-            for tenant in self._store.recent_tenants(since):
-                owed = self._store.owed_traces(tenant, since)
-                if not owed:
+            while not self._stop.is_set():
+                if not self._recovery_requested.wait(0.1):
                     continue
+                self._recovery_requested.clear()
+                try:
+                    self._read_back_owed()
+                except Exception:  # recovery is best effort; ingest goes on regardless
+                    log.exception("reading open turns back from the store failed")
+                    self._metrics.inc("factledger_worker_errors_total", worker="recovery")
+                with self._recovery_lock:
+                    if not self._recovery_requested.is_set():  # none asked for meanwhile
+                        self._recovery_idle.set()
+        finally:
+            self._recovery_idle.set()  # stopping: nobody waits for a walk that will not come
+
+    def _read_back_owed(self) -> None:
+        """Read the owed traces back a page at a time, oldest first, each with the
+        verdicts already stored for them, so that what is owed is judged and what was
+        judged is not judged again. A page waits for room in the backlog."""
+        traces = spans = 0
+        for tenant in self._store.recent_tenants(_EPOCH):
+            after = None
+            while not self._stop.is_set():
+                page = self._store.owed_traces(tenant, _EPOCH, RECOVERY_PAGE_TRACES, after)
+                if not page:
+                    break
+                after = page[-1]
+                if not self._wait_for_room():
+                    return
+                owed = [o.trace_id for o in page]
                 read = self._store.spans_for_traces(tenant, owed)
                 span_ids = [str(row["SpanId"]) for row in read]
-                priors += self._store.verdicts_for(tenant, owed, span_ids, since)
-                traces += owed
-                stored += read
-        except Exception:  # recovery is best effort; ingest must start regardless
-            log.exception("reading open turns back from the store failed")
-            return
-        spans = tuple(rows.span_from_row(row) for row in stored)
+                priors = self._store.verdicts_for(tenant, owed, span_ids, _EPOCH)
+                if read:
+                    self._hand_back(priors, tuple(rows.span_from_row(row) for row in read))
+                traces += len(owed)
+                spans += len(read)
         if spans:
-            log.info(
-                "finishing %d open traces (%d spans) from before the restart",
-                len(traces),
-                len(spans),
-            )
-            self._hand_back(priors, spans)
+            log.info("finishing %d open traces (%d spans) read back from the store", traces, spans)
+
+    def _wait_for_room(self) -> bool:
+        """Wait until the backlog is at most half full; False when stopping first."""
+        while self._backlog > self._max_pending // 2:
+            if self._stop.wait(0.05):
+                return False
+        return True
 
     def _read_back_judged_traces(self, spans: Sequence[SpanRecord]) -> None:
         """A span that started before this process did may belong to a turn judged before
@@ -370,7 +412,7 @@ class Pipeline:
         """Wait until every accepted span is stored and every due turn judged (tests,
         shutdown). With `judge_open_turns`, turns still open are judged now too."""
         deadline = time.monotonic() + timeout
-        while self._pending > 0 or self._unassembled > 0:
+        while self._pending > 0 or self._unassembled > 0 or not self._recovery_idle.is_set():
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)

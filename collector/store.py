@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import clickhouse_connect
 from clickhouse_connect.driver.client import Client
@@ -884,31 +884,45 @@ class Store:
         )
         return [row["Tenant"] for row in rows]
 
-    def owed_traces(self, tenant: str, since: datetime, limit: int = MAX_OPEN_TRACES) -> list[str]:
-        """Trace ids with a span ingested at or after `since` that no verdict holds (its id
+    def owed_traces(
+        self,
+        tenant: str,
+        since: datetime,
+        limit: int = MAX_OPEN_TRACES,
+        after: OwedTrace | None = None,
+    ) -> list[OwedTrace]:
+        """Traces with a span ingested at or after `since` that no verdict holds (its id
         is in no turn's SpanIds): turns in flight when the process stopped, the next turn
-        of a trace, late spans. Traces without any verdict come first (a span outside
-        every turn, such as an HTTP server span around the agent, leaves a judged trace
-        owed: reading it back judges nothing again, but it must not crowd out the turns
-        in flight), then by trace id. At most `limit`.
+        of a trace, late spans; also a judged trace with a span outside every turn (such
+        as an HTTP server span around the agent): reading it back judges nothing again.
+        Oldest first (by the first ingest of such a span, then trace id), at most `limit`,
+        from just past `after`: a caller pages through every owed trace however old, and
+        one whose spans are judged meanwhile only moves later.
 
         Verdicts count from `since` on: one that holds a span ingested since then was
         made after it."""
         _check_limit("limit", limit, MAX_OPEN_TRACES)
+        start = after or OwedTrace(-1, "")
         rows = self._query(
-            "SELECT TraceId,"
-            # GLOBAL: on a cluster a trace's spans and its turns may sit on different shards.
-            " TraceId GLOBAL IN (SELECT TraceId FROM {db}.turns WHERE Tenant = {tenant:String})"
-            " AS judged"
+            "SELECT TraceId, toUnixTimestamp64Milli(min(IngestedAt)) AS first_ms"
             " FROM {db}.spans WHERE Tenant = {tenant:String}"
             " AND IngestedAt >= fromUnixTimestamp64Milli({since_ms:Int64})"
+            # GLOBAL: on a cluster a trace's spans and its turns may sit on different shards.
             " AND SpanId GLOBAL NOT IN"
             " (SELECT arrayJoin(SpanIds) FROM {db}.turns WHERE Tenant = {tenant:String}"
             "  AND ValidatedAt >= fromUnixTimestamp64Milli({since_ms:Int64}))"
-            " GROUP BY TraceId ORDER BY judged, TraceId LIMIT {limit:UInt32}",
-            {"tenant": tenant, "since_ms": epoch_ms(since), "limit": limit},
+            " GROUP BY TraceId"
+            " HAVING (first_ms, TraceId) > ({after_ms:Int64}, {after_trace:String})"
+            " ORDER BY first_ms, TraceId LIMIT {limit:UInt32}",
+            {
+                "tenant": tenant,
+                "since_ms": epoch_ms(since),
+                "limit": limit,
+                "after_ms": start.first_ingested_ms,
+                "after_trace": start.trace_id,
+            },
         )
-        return [row["TraceId"] for row in rows]
+        return [OwedTrace(int(row["first_ms"]), row["TraceId"]) for row in rows]
 
     def verdicts_for(
         self, tenant: str, trace_ids: Sequence[str], span_ids: Sequence[str], since: datetime
@@ -966,6 +980,14 @@ class Store:
             if len(spans) >= MAX_SPAN_ROWS:
                 break
         return spans
+
+
+class OwedTrace(NamedTuple):
+    """A trace owed a verdict, and where it stands in `Store.owed_traces`' order."""
+
+    first_ingested_ms: int
+    """IngestedAt of its earliest span that no verdict holds."""
+    trace_id: str
 
 
 def _turn_summary(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,16 +4,19 @@ stored before the stop or arriving after it, gives the turn's next version."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from factledger.collector import otlp
+from factledger.collector import otlp, rows
+from factledger.collector import pipeline as pipeline_module
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.store import Store
@@ -166,3 +169,42 @@ def test_a_late_span_after_a_restart_gives_the_next_version(
     detail = store.get_turn(TENANT, turn["turn_id"])
     assert detail is not None
     assert {s["span_id"] for s in detail["spans"]} == {s.span_id for s in spans}
+
+
+def _aged(spans: Sequence[SpanRecord], by_ns: int) -> list[SpanRecord]:
+    """The spans as if recorded `by_ns` earlier (start, end and event times)."""
+    return [
+        dataclasses.replace(
+            s,
+            start_time_unix_nano=s.start_time_unix_nano - by_ns,
+            end_time_unix_nano=s.end_time_unix_nano - by_ns,
+            events=tuple(
+                dataclasses.replace(e, time_unix_nano=e.time_unix_nano - by_ns) for e in s.events
+            ),
+        )
+        for s in spans
+    ]
+
+
+@MODES
+def test_turns_owed_since_an_outage_of_days_are_judged_after_a_restart_in_pages(
+    store: Store, tmp_path: Path, in_worker: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spans stored hours and days ago (ingest and start times) that no verdict holds: a
+    restart reads them back oldest first, a page of traces at a time, and judges them
+    all."""
+    monkeypatch.setattr(pipeline_module, "RECOVERY_PAGE_TRACES", 1)
+    now_ms = int(time.time() * 1000)
+    traces = []
+    for index, age_hours in ((21, 2), (22, 26), (23, 24 * 6)):
+        body, _ = turn_request(index, hallucinate=index == 22)
+        age_ns = age_hours * 3600 * 10**9
+        spans = _aged(otlp.decode_request(body, otlp.JSON, tenant=TENANT).spans, age_ns)
+        store.insert_spans([rows.span_row(s, now_ms - age_ns // 10**6) for s in spans])
+        traces.append(spans[0].trace_id)
+    assert store.list_turns(TENANT) == ([], 0)
+    _run(store, tmp_path / "wal", in_worker)  # a restart: recovery only
+    turns, total = store.list_turns(TENANT, limit=10)
+    assert total == 3
+    assert {t["trace_id"]: t["verdict"] for t in turns}[traces[1]] == "reject"
+    assert {t["trace_id"] for t in turns} == set(traces)

@@ -279,9 +279,14 @@ def test_owed_traces_have_a_span_no_verdict_holds(store: Store) -> None:
     ingest(store, spans(4, 1), at=T0 - timedelta(hours=2))  # before the restart window
     write(store, Seed("t1", span_ids=(span_of(101),)))  # trace 1 only in part
     write(store, Seed("t5", span_ids=(span_of(501), span_of(502))))  # trace 5 is judged
-    # Traces without a verdict first: they are certainly owed one.
-    assert store.owed_traces(TENANT, T0 - MINUTE) == [trace_of(n) for n in (2, 3, 1)]
-    assert store.owed_traces(TENANT, T0 - MINUTE, limit=2) == [trace_of(2), trace_of(3)]
+    ingest(store, spans(6, 1), at=T0 - MINUTE / 2)  # the oldest inside the window
+    owed = store.owed_traces(TENANT, T0 - MINUTE)
+    # Oldest first, then by trace id; a judged trace with a span outside its turn too.
+    assert [o.trace_id for o in owed] == [trace_of(n) for n in (6, 1, 2, 3)]
+    first = store.owed_traces(TENANT, T0 - MINUTE, limit=2)
+    assert first == owed[:2]
+    assert store.owed_traces(TENANT, T0 - MINUTE, after=first[-1]) == owed[2:]
+    assert store.owed_traces(TENANT, T0 - 3 * MINUTE * 60)[0].trace_id == trace_of(4)
     assert store.owed_traces(TENANT, T0 + MINUTE) == []
 
 
