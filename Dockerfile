@@ -21,7 +21,10 @@ RUN useradd --system --uid 10001 --user-group --create-home factledger \
     && mkdir /data && chown factledger:factledger /data
 # Same path as in the builder: the venv's scripts carry absolute shebangs.
 COPY --from=builder /opt/venv /opt/venv
-ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 FACTLEDGER_DATA_DIR=/data
+# It listens on 0.0.0.0, so the query API is closed: the service refuses to start until
+# FACTLEDGER_READ_TOKENS is set (or FACTLEDGER_API_OPEN=1 opens the API on purpose).
+ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 FACTLEDGER_DATA_DIR=/data \
+    FACTLEDGER_API_OPEN=0
 USER factledger
 WORKDIR /data
 VOLUME ["/data"]

@@ -5,6 +5,19 @@ request carries. Read tokens map to the tenants they may read (`*`: every tenant
 no ingest token configured every request goes to the single tenant `default`; with no read
 token configured the query API is open (the service binds to loopback by default).
 
+Who may read is never left open by accident (`check_query_access`, at start-up):
+
+| ingest tokens | read tokens | FACTLEDGER_API_OPEN | query API |
+|---|---|---|---|
+| none | none | unset | open (a local, single-user service) |
+| any | none | `1` | open: an explicit choice |
+| some | none | unset | refused at start-up: set read tokens or FACTLEDGER_API_OPEN=1 |
+| any | none | `0` | refused at start-up: set read tokens or FACTLEDGER_API_OPEN=1 |
+| any | some | unset or `0` | needs a read token |
+| any | some | `1` | refused at start-up: the two contradict each other |
+
+An open API on anything but loopback is allowed, with a warning (`exposure_warning`).
+
 Tokens come from a TOML file and from the environment, merged::
 
     # FACTLEDGER_TOKENS_FILE
@@ -25,6 +38,7 @@ no early exit), so the time of a refusal says nothing about how close a guess wa
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -129,6 +143,58 @@ class AccessConfig:
             for token, t in read.items()
         }
         return cls(ingest=ingest, read=scopes)
+
+
+API_OPEN_VARIABLE = "FACTLEDGER_API_OPEN"
+_READ_OPTIONS = (
+    "set FACTLEDGER_READ_TOKENS (or a [read] table in FACTLEDGER_TOKENS_FILE), or set"
+    f" {API_OPEN_VARIABLE}=1 to leave the query API open to everyone who can reach the port"
+)
+
+
+def check_query_access(config: AccessConfig, api_open: bool | None) -> None:
+    """Refuse a configuration that would leave the query API open by accident (the table
+    in the module docstring). `api_open` is FACTLEDGER_API_OPEN: None when unset. Raises
+    ConfigError naming both ways out."""
+    if config.read_required:
+        if api_open:
+            raise ConfigError(
+                f"{API_OPEN_VARIABLE}=1 contradicts the read tokens configured: unset"
+                f" {API_OPEN_VARIABLE} to require them, or remove them to open the query API"
+            )
+        return
+    if api_open is False:
+        raise ConfigError(
+            f"{API_OPEN_VARIABLE}=0 asks for a closed query API, but no read token is"
+            f" configured: {_READ_OPTIONS}"
+        )
+    if api_open is None and config.ingest_required:
+        raise ConfigError(
+            "ingest tokens are configured but no read token: the query API would be open"
+            f" to everyone; {_READ_OPTIONS}"
+        )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the port on this machine (`localhost`, 127.0.0.0/8, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+def exposure_warning(config: AccessConfig, host: str) -> str | None:
+    """The start-up warning for a query API without read tokens listening beyond
+    loopback; None when the API needs a token or the port stays on this machine."""
+    if config.read_required or is_loopback(host):
+        return None
+    return (
+        f"the query API is open (no read token) and the service listens on {host}: anyone"
+        " who can reach the port reads every tenant's turns; set FACTLEDGER_READ_TOKENS,"
+        " or bind to 127.0.0.1"
+    )
 
 
 def _lookup(table: Mapping[str, _V], authorization: str) -> _V | None:

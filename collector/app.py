@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from factledger.collector.access import DEFAULT_TENANT
+from factledger.collector.access import DEFAULT_TENANT, exposure_warning
 from factledger.collector.alerts.gauges import render_families
 from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig, load_alert_config
@@ -92,6 +92,9 @@ def create_app(
         log.info(
             "factledger serving on %s:%d, store %s", settings.host, settings.port, settings.dsn
         )
+        exposed = exposure_warning(settings.access, settings.host)
+        if exposed:
+            log.warning(exposed)
         try:
             yield
         finally:

@@ -10,6 +10,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_INGEST_TOKENS | (none) | `tenant:token,...`: ingest tokens and their tenants |
 | FACTLEDGER_READ_TOKENS | (none) | `tenant:token,...` (`*` = every tenant): query API tokens |
 | FACTLEDGER_TOKENS_FILE | (none) | TOML file of ingest and read tokens (collector/access.py) |
+| FACTLEDGER_API_OPEN | (unset) | `1`: no read token needed, `0`: read tokens required (access.py) |
 | FACTLEDGER_REDACTION | (none) | redaction TOML (docs/redaction.md); none: built-in secrets |
 | FACTLEDGER_CLUSTER | (none) | ClickHouse cluster name: replicated + distributed tables |
 | FACTLEDGER_ALERTS_ENABLED | true | run the alert loop (one replica per deployment should) |
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from factledger.collector.access import AccessConfig
+from factledger.collector.access import AccessConfig, check_query_access
 from factledger.collector.redaction import Redactor
 from factledger.processors.errors import ConfigError
 
@@ -47,6 +48,9 @@ class ServiceSettings:
     store_dsn: str = ""
     database: str = "factledger"
     access: AccessConfig = field(default_factory=AccessConfig)
+    api_open: bool | None = None
+    """FACTLEDGER_API_OPEN (None: unset): whether the query API may go without read tokens
+    (`check_query_access`)."""
     redactor: Redactor | None = field(default_factory=Redactor.default)
     """What is redacted before storage; None: nothing (FACTLEDGER_REDACTION file with
     `enabled = false`)."""
@@ -60,6 +64,9 @@ class ServiceSettings:
     validation_config: Path | None = None
     alerts_file: Path | None = None
     alert_interval_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        check_query_access(self.access, self.api_open)
 
     @property
     def dsn(self) -> str:
@@ -86,6 +93,7 @@ class ServiceSettings:
                 read_env=env.get("FACTLEDGER_READ_TOKENS", ""),
                 single_ingest_token=env.get("FACTLEDGER_INGEST_TOKEN", ""),
             ),
+            api_open=_optional_flag(env, "FACTLEDGER_API_OPEN"),
             redactor=Redactor.load(_path(env, "FACTLEDGER_REDACTION")),
             cluster=_identifier(env, "FACTLEDGER_CLUSTER", ""),
             alerts_enabled=_flag(env, "FACTLEDGER_ALERTS_ENABLED", True),
@@ -146,9 +154,14 @@ _FALSE = {"0", "false", "no", "off"}
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    value = _optional_flag(env, name)
+    return default if value is None else value
+
+
+def _optional_flag(env: Mapping[str, str], name: str) -> bool | None:
     raw = env.get(name, "").strip().lower()
     if not raw:
-        return default
+        return None
     if raw in _TRUE | _FALSE:
         return raw in _TRUE
     raise ConfigError(f"{name} must be true or false, not {raw!r}")

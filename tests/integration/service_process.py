@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -27,9 +28,16 @@ def free_port() -> int:
 class ServiceProcess:
     """`with ServiceProcess(data_dir, env) as svc:` starts the service and waits for /readyz."""
 
-    def __init__(self, data_dir: Path, env: dict[str, str] | None = None, port: int | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        env: dict[str, str] | None = None,
+        port: int | None = None,
+        args: Sequence[str] = (),
+    ):
         self.data_dir = data_dir
         self.port = port or free_port()
+        self.args = list(args)  # more `factledger serve` options, e.g. --host
         self.env = {
             **os.environ,
             "FACTLEDGER_DATA_DIR": str(data_dir),
@@ -48,7 +56,7 @@ class ServiceProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "factledger.cli", "serve", "--port", str(self.port)],
+            [sys.executable, "-m", "factledger.cli", "serve", "--port", str(self.port), *self.args],
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -61,7 +61,11 @@ PROTO = {"Content-Type": "application/x-protobuf", **AUTH}
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    env = {"FACTLEDGER_INGEST_TOKEN": TOKEN, "FACTLEDGER_MAX_BODY_BYTES": str(LIMIT)}
+    env = {
+        "FACTLEDGER_INGEST_TOKEN": TOKEN,
+        "FACTLEDGER_MAX_BODY_BYTES": str(LIMIT),
+        "FACTLEDGER_API_OPEN": "1",  # /metrics is read without a token
+    }
     with ServiceProcess(tmp_path_factory.mktemp("receiver"), env) as svc:
         yield svc
 

@@ -4,12 +4,16 @@ another tenant's turns, counts or alerts."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -19,6 +23,7 @@ from factledger.collector.app import create_app
 from factledger.collector.store import Store
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
+from tests.integration.service_process import ServiceProcess, free_port
 
 ACME_IN = "acme-ingest-token-0001"
 GLOBEX_IN = "globex-ingest-token-02"
@@ -193,3 +198,42 @@ def test_alerts_and_metrics_stay_with_their_tenant(client: TestClient, store: St
     ]
     assert firing == ['factledger_alert_firing{key="gpt-4o",rule="spikes",tenant="globex"} 1.0']
     assert scrape.text.count("# TYPE factledger_alert_firing gauge") == 1
+
+
+def test_service_with_ingest_tokens_and_no_read_token_does_not_start(tmp_path: Path) -> None:
+    """Ingest tokens alone would leave every tenant's turns open to anyone: `serve`
+    stops before binding, naming both ways out."""
+    env = {
+        **os.environ,
+        "FACTLEDGER_DATA_DIR": str(tmp_path / "data"),
+        "FACTLEDGER_INGEST_TOKENS": f"acme:{ACME_IN}",
+    }
+    env.pop("FACTLEDGER_READ_TOKENS", None)
+    env.pop("FACTLEDGER_API_OPEN", None)
+    port = str(free_port())
+    done = subprocess.run(
+        [sys.executable, "-m", "factledger.cli", "serve", "--port", port],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "FACTLEDGER_READ_TOKENS" in done.stderr and "FACTLEDGER_API_OPEN=1" in done.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_open_api_beyond_loopback_starts_with_a_warning(tmp_path: Path) -> None:
+    """FACTLEDGER_API_OPEN=1 is the explicit way to run ingest tokens with an open query
+    API; listening on every interface then logs a warning at start-up."""
+    env = {"FACTLEDGER_INGEST_TOKENS": f"acme:{ACME_IN}", "FACTLEDGER_API_OPEN": "1"}
+    with ServiceProcess(tmp_path, env, args=["--host", "0.0.0.0"]) as svc:
+        assert httpx.get(f"{svc.url}/api/v1/turns").status_code == 200
+        warnings = [line for line in svc.log().splitlines() if " WARNING " in line]
+    assert any("query API is open" in line and "0.0.0.0" in line for line in warnings), warnings
+
+
+def test_open_api_on_loopback_starts_without_a_warning(tmp_path: Path) -> None:
+    with ServiceProcess(tmp_path) as svc:
+        assert httpx.get(f"{svc.url}/api/v1/turns").status_code == 200
+    assert "query API is open" not in svc.log()

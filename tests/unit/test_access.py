@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from factledger.collector.access import DEFAULT_TENANT, AccessConfig, ReadScope
+from factledger.collector.access import (
+    DEFAULT_TENANT,
+    AccessConfig,
+    ReadScope,
+    exposure_warning,
+)
 from factledger.processors.errors import ConfigError
 from factledger.settings import ServiceSettings
 
@@ -159,3 +164,82 @@ def test_service_settings_read_the_token_variables(tmp_path: Path) -> None:
     assert access.read_scope(f"Bearer {ACME_READ}") == ReadScope(frozenset({"acme", "globex"}))
     with pytest.raises(ConfigError, match="FACTLEDGER_READ_TOKENS"):
         ServiceSettings.from_env({"FACTLEDGER_READ_TOKENS": "acme"})
+
+
+BOTH_WAYS_OUT = r"FACTLEDGER_READ_TOKENS.*FACTLEDGER_API_OPEN=1"
+
+
+@pytest.mark.parametrize(
+    ("env", "refusal"),
+    [
+        ({}, None),
+        ({"FACTLEDGER_INGEST_TOKEN": ACME_IN}, BOTH_WAYS_OUT),
+        ({"FACTLEDGER_INGEST_TOKENS": f"acme:{ACME_IN}"}, BOTH_WAYS_OUT),
+        ({"FACTLEDGER_INGEST_TOKEN": ACME_IN, "FACTLEDGER_API_OPEN": "1"}, None),
+        ({"FACTLEDGER_API_OPEN": "0"}, BOTH_WAYS_OUT),
+        ({"FACTLEDGER_API_OPEN": "1"}, None),
+        ({"FACTLEDGER_INGEST_TOKEN": ACME_IN, "FACTLEDGER_READ_TOKENS": f"*:{OPS_READ}"}, None),
+        ({"FACTLEDGER_READ_TOKENS": f"*:{OPS_READ}", "FACTLEDGER_API_OPEN": "0"}, None),
+        ({"FACTLEDGER_READ_TOKENS": f"*:{OPS_READ}", "FACTLEDGER_API_OPEN": "1"}, "contradicts"),
+        ({"FACTLEDGER_API_OPEN": "maybe"}, "FACTLEDGER_API_OPEN must be true or false"),
+    ],
+    ids=[
+        "no-tokens-open-as-before",
+        "ingest-token-without-read-tokens-refused",
+        "ingest-tokens-without-read-tokens-refused",
+        "ingest-token-with-explicitly-open-api",
+        "closed-api-without-read-tokens-refused",
+        "explicitly-open-api",
+        "ingest-and-read-tokens",
+        "closed-api-with-read-tokens",
+        "open-api-with-read-tokens-contradicts",
+        "api-open-not-a-flag",
+    ],
+)
+def test_query_api_is_never_left_open_by_accident(env: dict[str, str], refusal: str | None) -> None:
+    if refusal is None:
+        settings = ServiceSettings.from_env(env)
+        scope = settings.access.read_scope("")
+        assert (scope is not None) == (not settings.access.read_required)
+    else:
+        with pytest.raises(ConfigError, match=refusal):
+            ServiceSettings.from_env(env)
+
+
+def test_token_file_read_table_counts_as_read_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.toml"
+    path.write_text(TOKENS_FILE, encoding="utf-8")
+    settings = ServiceSettings.from_env({"FACTLEDGER_TOKENS_FILE": str(path)})
+    assert settings.access.read_scope("") is None
+
+
+@pytest.mark.parametrize(
+    ("host", "read_env", "warned"),
+    [
+        ("127.0.0.1", "", False),
+        ("127.0.0.2", "", False),
+        ("localhost", "", False),
+        ("::1", "", False),
+        ("0.0.0.0", "", True),
+        ("::", "", True),
+        ("192.0.2.10", "", True),
+        ("factledger.internal", "", True),
+        ("0.0.0.0", f"*:{OPS_READ}", False),
+    ],
+    ids=[
+        "loopback",
+        "loopback-network",
+        "localhost",
+        "ipv6-loopback",
+        "all-interfaces-open",
+        "all-ipv6-interfaces-open",
+        "one-address-open",
+        "host-name-open",
+        "all-interfaces-with-read-tokens",
+    ],
+)
+def test_open_api_beyond_loopback_is_warned_about(host: str, read_env: str, warned: bool) -> None:
+    warning = exposure_warning(AccessConfig.load(read_env=read_env), host)
+    assert (warning is not None) == warned
+    if warning:
+        assert host in warning and "FACTLEDGER_READ_TOKENS" in warning

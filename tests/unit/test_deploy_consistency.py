@@ -19,6 +19,7 @@ from factledger.cli import _parser
 from factledger.collector.app import create_app
 from factledger.collector.store import StoreConfig
 from factledger.dashboard.client import TOKEN_ENV
+from factledger.processors.errors import ConfigError
 from factledger.settings import DEFAULT_PORT, ServiceSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,14 +35,21 @@ ROUTES = {
 }
 
 
-def _substituted(value: str) -> str:
-    """Compose's `${VAR:-default}` with VAR unset."""
-    return re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", value)
+OPERATOR_SET = {
+    "FACTLEDGER_READ_TOKENS": "*:ops-read-token-000000000001",
+    "FACTLEDGER_DASHBOARD_TOKEN": "ops-read-token-000000000001",
+}
+"""What an operator sets before `docker compose up` (README "Deploy")."""
 
 
-def _env(service: str) -> dict[str, str]:
+def _substituted(value: str, given: dict[str, str]) -> str:
+    """Compose's `${VAR:-default}`: VAR's value in `given`, else the default."""
+    return re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: given.get(m.group(1)) or m.group(2), value)
+
+
+def _env(service: str, given: dict[str, str] = OPERATOR_SET) -> dict[str, str]:
     env = SERVICES[service].get("environment", {})
-    return {key: _substituted(str(value)) for key, value in env.items()}
+    return {key: _substituted(str(value), given) for key, value in env.items()}
 
 
 def _container_ports(service: str) -> set[int]:
@@ -116,7 +124,7 @@ def test_clickhouse_is_pinned_persistent_and_health_checked() -> None:
     assert image == "clickhouse/clickhouse-server" and re.fullmatch(r"\d+\.\d+(\.\d+)*", tag)
     assert any(v.endswith(":/var/lib/clickhouse") for v in clickhouse["volumes"])
     assert urlsplit(_health_url(clickhouse["healthcheck"]["test"])).path == "/ping"
-    password = _substituted(clickhouse["environment"]["CLICKHOUSE_PASSWORD"])
+    password = _substituted(clickhouse["environment"]["CLICKHOUSE_PASSWORD"], {})
     assert urlsplit(ServiceSettings.from_env(_env("factledger")).dsn).password == password
 
 
@@ -133,6 +141,31 @@ def test_dockerfile_final_stage_is_slim_and_unprivileged() -> None:
     assert _instruction(stage, "USER") and _instruction(stage, "USER")[-1] not in ("root", "0")
     exposed = {int(p) for line in _instruction(stage, "EXPOSE") for p in line.split()}
     assert exposed == {DEFAULT_PORT, _dashboard_default_port()}
+
+
+@pytest.mark.parametrize("service", FACTLEDGER_SERVICES)
+def test_compose_default_is_no_open_api_on_all_interfaces(service: str) -> None:
+    assert "FACTLEDGER_API_OPEN" in SERVICES[service]["environment"]
+    with pytest.raises(ConfigError, match=r"FACTLEDGER_READ_TOKENS.*FACTLEDGER_API_OPEN=1"):
+        ServiceSettings.from_env(_env(service, given={}))
+    assert ServiceSettings.from_env(_env(service)).access.read_required
+
+
+def test_compose_dashboard_reads_with_one_of_the_read_tokens() -> None:
+    access = ServiceSettings.from_env(_env("factledger")).access
+    token = _env("dashboard")[TOKEN_ENV]
+    assert access.read_scope(f"Bearer {token}") is not None
+
+
+def test_container_default_is_no_open_api_on_all_interfaces() -> None:
+    stage = _dockerfile_final_stage()
+    env = dict(
+        item.split("=", 1) for line in _instruction(stage, "ENV") for item in shlex.split(line)
+    )
+    (command,) = (yaml.safe_load(x) for x in _instruction(stage, "CMD"))
+    host = _parser().parse_args(command).host
+    with pytest.raises(ConfigError, match=r"FACTLEDGER_READ_TOKENS.*FACTLEDGER_API_OPEN=1"):
+        ServiceSettings.from_env(env, host=host)
 
 
 def test_dockerfile_entrypoint_and_command_are_the_cli() -> None:
