@@ -18,7 +18,7 @@ RUN pip wheel --no-deps --wheel-dir /wheels . && pip install /wheels/*.whl
 
 FROM python:3.11-slim
 RUN useradd --system --uid 10001 --user-group --create-home factledger \
-    && mkdir /data && chown factledger:factledger /data
+    && mkdir -m 0700 /data && chown factledger:factledger /data
 # Same path as in the builder: the venv's scripts carry absolute shebangs.
 COPY --from=builder /opt/venv /opt/venv
 # It listens on 0.0.0.0, so the query API is closed: the service refuses to start until

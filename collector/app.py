@@ -1,7 +1,8 @@
 """The service: one FastAPI app wiring receiver, pipeline, query API and metrics.
 
 Everything long-lived is created in the lifespan and torn down there, in reverse order:
-store, write-ahead log, pipeline (which replays the log before it reports ready).
+store, write-ahead log, pipeline (which replays the log before it reports ready). The data
+directory is made private (0700) first: it holds raw requests (collector/private_dirs.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from factledger.collector.api import router as api_router
 from factledger.collector.api_alerts import router as alerts_router
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
+from factledger.collector.private_dirs import private_directory
 from factledger.collector.readers import operator_scope, read_scope
 from factledger.collector.receiver import router as receiver_router
 from factledger.collector.store import Store, StoreConfig, StoreError
@@ -53,6 +55,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = store is None
+        private_directory(settings.data_dir)
         opened = store or Store.open(
             StoreConfig(
                 dsn=settings.dsn,

@@ -27,12 +27,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
+from urllib.parse import urlsplit
 
 import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError, OperationalError
 
+from factledger.collector.private_dirs import private_directory
 from factledger.processors.assembler import PriorVerdict
 from factledger.schemas.cluster import cluster_database_statement, cluster_statements
 
@@ -293,6 +296,9 @@ class Store:
         Safe to call on an existing database (the DDL is idempotent). Raises StoreError.
         """
         extra: dict[str, Any] = {} if config.embedded else {"autogenerate_session_id": False}
+        if config.embedded and urlsplit(config.dsn).path:
+            # chDB creates its files with the process umask: keep them out of reach.
+            private_directory(Path(urlsplit(config.dsn).path))
         with _translated("connecting to ClickHouse"):
             client = clickhouse_connect.get_client(
                 dsn=config.dsn, settings=client_settings(config), **extra

@@ -44,6 +44,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from factledger.collector.private_dirs import FILE_MODE, private_directory
+
 _MAGIC = b"FL"
 _HEADER = struct.Struct("<2sIIQ")
 _SEGMENT_GLOB = "segment-*.wal"
@@ -95,7 +97,7 @@ class WriteAheadLog:
         self._write = write
         self._sync = sync
         self._lock = threading.Lock()
-        directory.mkdir(parents=True, exist_ok=True)
+        private_directory(directory)  # raw requests: readable by the service's user only
         # Last sequence number per segment, read once at start and kept current after.
         self._segment_last: dict[Path, int] = {}
         self._written_at: dict[Path, float] = {}  # last write per segment, by `clock`
@@ -231,7 +233,7 @@ class WriteAheadLog:
                 os.close(self._fd)
             path = self.directory / f"segment-{self._seq:020d}.wal"
             self._fd = None
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
             try:
                 intact = _intact_length(path)
                 if os.fstat(fd).st_size > intact:
@@ -292,5 +294,9 @@ def _read_mark(path: Path) -> int:
 
 def _write_mark(path: Path, seq: int) -> None:
     temporary = path.with_suffix(".tmp")
-    temporary.write_text(str(seq))
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        os.write(fd, str(seq).encode())
+    finally:
+        os.close(fd)
     os.replace(temporary, path)

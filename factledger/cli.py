@@ -14,6 +14,7 @@ from typing import Any
 from tqdm import tqdm
 
 from factledger.alerts_cli import add_alerts_parser
+from factledger.collector.private_dirs import restrict_umask
 from factledger.evaluation import evaluate, read_cases
 from factledger.processors.errors import FactLedgerError
 from factledger.processors.guard import check
@@ -186,6 +187,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    restrict_umask()  # the data directory's files: the service's user only
     import uvicorn
 
     from factledger.collector.app import create_app
@@ -207,6 +209,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
+    restrict_umask()  # the data directory's files: the service's user only
     from factledger.up import run_up
 
     settings = ServiceSettings.from_env(

@@ -208,3 +208,22 @@ def test_an_old_segment_is_kept_while_it_holds_what_is_not_stored(tmp_path: Path
     wal.release(seq)
     wal.expire()
     assert list(tmp_path.glob("segment-*.wal")) == []
+
+
+def test_the_log_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    directory = tmp_path / "wal"
+    directory.mkdir()
+    directory.chmod(0o755)
+    previous = os.umask(0o022)
+    try:
+        wal = WriteAheadLog(directory, segment_bytes=64)
+        seq = wal.append("application/json", "default", b"x" * 100)
+        wal.append("application/json", "default", b"y" * 100)  # rolls over: a new segment
+        wal.release(seq)  # writes the released mark
+        wal.close()
+    finally:
+        os.umask(previous)
+    assert directory.stat().st_mode & 0o777 == 0o700
+    files = {path.name: path.stat().st_mode & 0o777 for path in directory.iterdir()}
+    assert "released" in files and any(name.endswith(".wal") for name in files)
+    assert set(files.values()) == {0o600}, files
