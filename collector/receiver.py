@@ -8,6 +8,7 @@ Status codes follow the OTLP/HTTP specification:
 | accepted (some spans may be rejected: `partial_success` says how many and why) | 200 |
 | body that does not decode | 400 |
 | ingest tokens configured and the bearer token missing or unknown | 401 |
+| body not sent within `body_timeout_seconds` (the connection is then closed) | 408 |
 | body above the limit, or more spans than the backlog bound (`FACTLEDGER_QUEUE_SPANS`) | 413 |
 | media type or content encoding not supported | 415 |
 | pipeline full, shutting down, or the store cannot write (retryable; `Retry-After` set) | 503 |
@@ -18,6 +19,12 @@ whole (a 503 the client will send again, or a 413) is counted in
 `factledger_requests_refused_total` and `factledger_spans_refused_total`, never as
 dropped spans.
 
+Bodies being read or decoded at one time may hold at most `max_bodies_in_flight_bytes`
+(decoding costs several times a body's size): a request past it is a 503 as well,
+answered before its body is read when its Content-Length says how big it is, or as soon
+as the bytes it sends pass the bound. A request alone in flight is always taken, so a
+body within `max_body_bytes` is never refused for good.
+
 Capacity and authorization are checked before the body is read. Replies use the
 request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
 bearer token picks the tenant written into every row of the request's spans
@@ -26,8 +33,11 @@ bearer token picks the tenant written into every row of the request's spans
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import time
+from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -49,7 +59,7 @@ router = APIRouter(tags=["ingest"])
 RETRY_AFTER_SECONDS = 2
 _DAY_NS = 86_400 * 1_000_000_000
 # google.rpc.Code for the Status body of each HTTP error status.
-_RPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 503: 14}
+_RPC_CODE = {400: 3, 401: 16, 408: 4, 413: 8, 415: 3, 503: 14}
 _WAL_UNAVAILABLE = "the write-ahead log cannot be written (disk full or failing), retry later"
 _STORE_UNAVAILABLE = "the store cannot write now (full disk or out of resources), retry later"
 
@@ -74,11 +84,43 @@ async def export_traces(request: Request) -> Response:
     if not service.pipeline.has_capacity():
         service.metrics.inc("factledger_requests_refused_total", reason="queue_full")
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
-    limit = service.settings.max_body_bytes
+    settings = service.settings
+    limit = settings.max_body_bytes
+    budget = _budget(request, settings.max_bodies_in_flight_bytes)
+    held = _Held(budget)
     try:
-        raw = await _read_limited(request, limit)
+        return await _receive(request, service, reply_type, tenant, limit, held)
+    except BodiesInFlight:
+        service.metrics.inc("factledger_requests_refused_total", reason="bodies_in_flight")
+        response = _error(
+            reply_type, 503, "too many request bytes in flight, retry later", retry=True
+        )
+        response.headers["Connection"] = "close"  # its body may not have been read
+        return response
+    except BodyTimeout as exc:
+        service.metrics.inc("factledger_requests_refused_total", reason="body_timeout")
+        response = _error(reply_type, 408, str(exc))
+        response.headers["Connection"] = "close"
+        return response
+    finally:
+        held.release()
+
+
+async def _receive(
+    request: Request, service: Any, reply_type: str, tenant: str, limit: int, held: _Held
+) -> Response:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) <= limit:
+        held.take(int(declared))  # refuse before reading a byte of the body
+    try:
+        raw = await _read_limited(request, limit, service.settings.body_timeout_seconds, held)
         body = otlp.decompress(raw, request.headers.get("content-encoding"), limit=limit)
+        if body is not raw:
+            held.take(len(body))
+        del raw  # a compressed body is not needed once inflated
         result = await run_in_threadpool(otlp.decode_request, body, reply_type, tenant=tenant)
+    except (BodiesInFlight, BodyTimeout):
+        raise
     except Exception as exc:
         status = otlp.http_status_for(exc)
         if status is None:
@@ -139,19 +181,96 @@ def _within_retention(
     return kept, result.rejected + refused, message
 
 
-async def _read_limited(request: Request, limit: int) -> bytes:
-    """The raw body, refusing more than `limit` bytes even before decompression."""
+class BodiesInFlight(Exception):
+    """Taking this request's body would pass `max_bodies_in_flight_bytes` (503)."""
+
+
+class BodyTimeout(Exception):
+    """The client did not send its body within `body_timeout_seconds` (408)."""
+
+
+class InFlightBytes:
+    """The bytes of request bodies held by the receiver right now, against a bound.
+
+    `take(n)` counts `n` more bytes or raises BodiesInFlight when that would pass the
+    bound, unless nothing else is held (one body alone always passes, or a body larger
+    than the bound could never be taken). Thread-safe."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._held = 0
+        self._lock = threading.Lock()
+
+    @property
+    def held(self) -> int:
+        return self._held
+
+    def take(self, amount: int, already: int) -> None:
+        with self._lock:
+            others = self._held - already
+            if others > 0 and self._held + amount > self.limit:
+                raise BodiesInFlight(f"{self._held} bytes in flight, bound {self.limit}")
+            self._held += amount
+
+    def give_back(self, amount: int) -> None:
+        with self._lock:
+            self._held -= amount
+
+
+class _Held:
+    """One request's share of an `InFlightBytes`, given back all at once."""
+
+    def __init__(self, budget: InFlightBytes) -> None:
+        self._budget = budget
+        self.amount = 0
+
+    def take(self, amount: int) -> None:
+        self._budget.take(amount, self.amount)
+        self.amount += amount
+
+    def release(self) -> None:
+        self._budget.give_back(self.amount)
+        self.amount = 0
+
+
+def _budget(request: Request, limit: int) -> InFlightBytes:
+    """The app's one `InFlightBytes`, made on first use."""
+    state = request.app.state
+    budget: InFlightBytes | None = getattr(state, "bodies_in_flight", None)
+    if budget is None or budget.limit != limit:
+        budget = state.bodies_in_flight = InFlightBytes(limit)
+        request.app.state.service.metrics.gauge(
+            "factledger_bodies_in_flight_bytes",
+            "Bytes of request bodies being read or decoded now.",
+            lambda: budget.held,
+        )
+    return budget
+
+
+async def _read_limited(request: Request, limit: int, timeout: float, held: _Held) -> bytes:
+    """The raw body, refusing more than `limit` bytes even before decompression, and a
+    body that takes longer than `timeout` seconds to arrive. Bytes past what `held`
+    already counts (a body without a Content-Length, or one longer than it said) are
+    counted as they arrive."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise otlp.PayloadTooLarge(f"body of {declared} bytes exceeds the limit of {limit}")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise otlp.PayloadTooLarge(f"body exceeds the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise otlp.PayloadTooLarge(f"body exceeds the limit of {limit} bytes")
+                if size > held.amount:
+                    held.take(size - held.amount)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise BodyTimeout(f"the body did not arrive within {timeout:g} seconds") from None
+    body = b"".join(chunks)
+    chunks.clear()
+    return body
 
 
 def _error(media: str, status: int, message: str, *, retry: bool = False) -> Response:

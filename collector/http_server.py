@@ -1,0 +1,97 @@
+"""The HTTP server under the app: uvicorn on h11, with every connection bounded in time.
+
+A client cannot hold a connection (a socket, a task, the bytes it has sent) for longer
+than the limits below, whatever it sends or fails to send:
+
+| stage | limit | what happens |
+|---|---|---|
+| request line and headers | `header_timeout_seconds` | the connection is closed |
+| body | `body_timeout_seconds` (the receiver) | 408, the connection is closed |
+| idle between requests | `idle_timeout_seconds` | the connection is closed |
+| connections and requests at once | `max_connections` | 503 |
+| request line and headers, in bytes | `MAX_HEADER_BYTES` | 400 |
+
+uvicorn has the idle timeout, the connection limit and the header size; it has no
+header timeout (a client that sends half a request line keeps its connection for ever),
+which `HeaderTimeoutH11` adds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from factledger.settings import ServiceSettings
+
+MAX_HEADER_BYTES = 64 * 1024
+"""The request line and headers of an OTLP export are a few hundred bytes; 64 KiB leaves
+room for long bearer tokens and proxies' headers."""
+
+
+class HeaderTimeoutH11(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection whose request headers have not all
+    arrived `header_timeout` seconds after the connection opened or the request's first
+    byte came in."""
+
+    header_timeout: float = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_header_timer()
+
+    def data_received(self, data: bytes) -> None:
+        waiting = self.conn.their_state is h11.IDLE
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._disarm_header_timer()
+        elif waiting and self._header_timer is None:
+            # The first bytes of a later request on a kept-alive connection.
+            self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+    def _arm_header_timer(self) -> None:
+        self._disarm_header_timer()
+        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_late)
+
+    def _disarm_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+
+def server_config(app: Any, settings: ServiceSettings) -> uvicorn.Config:
+    """The uvicorn configuration of `factledger serve`: the limits in the module docstring."""
+    protocol = type(
+        "HeaderTimeoutH11", (HeaderTimeoutH11,), {"header_timeout": settings.header_timeout_seconds}
+    )
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+        http=protocol,
+        timeout_keep_alive=max(1, round(settings.idle_timeout_seconds)),
+        limit_concurrency=settings.max_connections,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+    )
+
+
+def serve(app: Any, settings: ServiceSettings) -> None:
+    """Run `app` until the process is told to stop."""
+    uvicorn.Server(server_config(app, settings)).run()
