@@ -188,9 +188,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     restrict_umask()  # the data directory's files: the service's user only
-    import uvicorn
-
     from factledger.collector.app import create_app
+    from factledger.collector.http_server import serve
 
     settings = ServiceSettings.from_env(
         host=args.host,
@@ -204,7 +203,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    serve(create_app(settings), settings)
     return 0
 
 
