@@ -22,7 +22,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_MAX_CONNECTIONS | 1000 | open connections and requests at once (503 above) |
 | FACTLEDGER_GRACE_SECONDS | 2 | quiet time after a turn's root ends before it is judged |
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
-| FACTLEDGER_QUEUE_SPANS | 50000 | spans in memory, not stored or judged (503 above; a request over: 413) |
+| FACTLEDGER_QUEUE_SPANS | 50000 | spans held, not stored or judged (503 over; 413 a request over) |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
 | FACTLEDGER_CONFIG | (none) | validation settings TOML ([validation] section) |
 | FACTLEDGER_ALERTS | (none) | alert rules TOML (docs/alerting.md); none: the built-in rule |
