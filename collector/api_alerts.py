@@ -29,9 +29,10 @@ def _loop(request: Request, tenant: str) -> AlertLoop | None:
     return loops.get(tenant)
 
 
-def _config(request: Request) -> AlertConfig:
+def _config(request: Request, tenant: str) -> AlertConfig:
+    """The rules `tenant`'s alerts are evaluated with."""
     config: AlertConfig = request.app.state.alert_config
-    return config
+    return config.for_tenant(tenant)
 
 
 @router.get("/alerts")
@@ -47,7 +48,7 @@ def alerts(
     """Current state per rule and group, and the history of alerts (newest first), each
     with its firing/resolved notices and its webhook delivery attempts."""
     loop = _loop(request, tenant)
-    config = _config(request)
+    config = _config(request, tenant)
     current = [
         entry
         for entry in (loop.current() if loop else [])
@@ -82,12 +83,14 @@ def alerts(
 
 
 @router.get("/alerts/rules")
-def alert_rules(request: Request) -> dict[str, Any]:
-    """The configured rules (webhook URLs redacted), where they came from, how often
-    they are evaluated and how notices are delivered."""
-    config = _config(request)
+def alert_rules(request: Request, tenant: ReadTenant) -> dict[str, Any]:
+    """The rules the tenant's alerts are evaluated with (webhook URLs redacted), whether
+    they come from a rules file or are the built-in default, how often they are evaluated
+    and how notices are delivered. The file's path on the server is not shown."""
+    config = _config(request, tenant)
     return {
-        "source": str(config.source) if config.source else None,
+        "tenant": tenant,
+        "source": "file" if config.source else "built-in",
         "interval_seconds": request.app.state.alert_interval,
         "dashboard_url": config.dashboard_url,
         "delivery": {

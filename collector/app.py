@@ -182,6 +182,7 @@ def _alert_loops(
     return {
         tenant: AlertLoop(
             store,
+    config.check_tenants(tenants)
             config,
             tenant=tenant,
             interval=settings.alert_interval_seconds,

@@ -64,8 +64,10 @@ def render(api: ApiClient) -> None:
     st.subheader("Rules")
     if rules:
         st.dataframe(rule_rows(rules, current), hide_index=True)
-        if config.get("source"):
-            st.caption(f"From {config['source']}.")
+        if config.get("source") == "file":
+            st.caption("From the service's rules file (`--alerts FILE` or `FACTLEDGER_ALERTS`).")
+        else:
+            st.caption("The built-in rule (no rules file is configured).")
     else:
         st.info("No alert rules are configured (`--alerts FILE` or `FACTLEDGER_ALERTS`).")
 

@@ -236,10 +236,11 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def _check_alert_rules(settings: ServiceSettings) -> None:
-    """Read the alert rules before starting: a bad file fails here, naming the key."""
+    """Read the alert rules before starting: a bad file fails here, naming the key (or
+    the tenant section naming no tenant of this service)."""
     from factledger.collector.alerts.rules import load_alert_config
 
-    load_alert_config(settings.alerts_file)
+    load_alert_config(settings.alerts_file).check_tenants(settings.access.tenants)
 
 
 def _runner(args: argparse.Namespace) -> ValidationRunner:

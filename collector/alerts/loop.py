@@ -78,6 +78,7 @@ def check_rules(
 ) -> list[RuleCheck]:
     """Every rule's decisions at `now`, without recording or sending anything (for
     `factledger alerts check`). A rule whose counts cannot be read carries `error`."""
+    config = config.for_tenant(tenant)
     try:
         states = restore_states(store, config, tenant)
     except StoreError as exc:
@@ -97,7 +98,8 @@ def check_rules(
 
 
 class AlertLoop:
-    """Evaluates `config`'s rules every `interval` seconds against `store`.
+    """Evaluates `config`'s rules for `tenant` (its own section's, where the file has
+    one) every `interval` seconds against `store`.
 
     `start()` restores the firing alerts and starts the notifier and the loop thread;
     `shutdown()` is idempotent. `clock` and `new_id` are injectable for tests.
@@ -118,6 +120,7 @@ class AlertLoop:
     ) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be positive, not {interval}")
+        config = config.for_tenant(tenant)
         self._store = store
         self._config = config
         self._tenant = tenant
@@ -274,7 +277,13 @@ class AlertLoop:
 
     def _notify(self, rule: AlertRule, event: AlertEvent) -> None:
         for hook in rule.webhooks:
-            body = payload(hook.format, rule, event, dashboard_url=self._config.dashboard_url)
+            body = payload(
+                hook.format,
+                rule,
+                event,
+                tenant=self._tenant,
+                dashboard_url=self._config.dashboard_url,
+            )
             self._notifier.submit(event.alert_id, hook.url, body)
 
     def _record_delivery(self, attempt: DeliveryAttempt) -> None:

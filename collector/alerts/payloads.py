@@ -56,12 +56,13 @@ def alert_message(rule: AlertRule, event: AlertEvent) -> str:
 
 
 def json_payload(
-    rule: AlertRule, event: AlertEvent, *, dashboard_url: str | None = None
+    rule: AlertRule, event: AlertEvent, *, tenant: str, dashboard_url: str | None = None
 ) -> dict[str, Any]:
     """The generic webhook body (see docs/alerting.md for every field)."""
     d = event.decision
     payload: dict[str, Any] = {
         "alert_id": event.alert_id,
+        "tenant": tenant,
         "rule": rule.name,
         "state": event.state,
         "repeat": event.kind == "repeat",
@@ -87,7 +88,7 @@ def json_payload(
 
 
 def slack_payload(
-    rule: AlertRule, event: AlertEvent, *, dashboard_url: str | None = None
+    rule: AlertRule, event: AlertEvent, *, tenant: str, dashboard_url: str | None = None
 ) -> dict[str, Any]:
     """A Slack incoming-webhook body: `text` for notifications, `blocks` for the message."""
     d = event.decision
@@ -102,7 +103,7 @@ def slack_payload(
         {"type": "section", "text": {"type": "mrkdwn", "text": text}},
         {"type": "section", "fields": [{"type": "mrkdwn", "text": f} for f in fields]},
     ]
-    context = f"alert `{event.alert_id}` · fired {_clock(event.fired_at)}"
+    context = f"tenant `{tenant}` · alert `{event.alert_id}` · fired {_clock(event.fired_at)}"
     if dashboard_url:
         context += f" · <{dashboard_url}|dashboard>"
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": context}]})
@@ -110,8 +111,13 @@ def slack_payload(
 
 
 def payload(
-    fmt: WebhookFormat, rule: AlertRule, event: AlertEvent, *, dashboard_url: str | None = None
+    fmt: WebhookFormat,
+    rule: AlertRule,
+    event: AlertEvent,
+    *,
+    tenant: str,
+    dashboard_url: str | None = None,
 ) -> dict[str, Any]:
-    """The body for a webhook of format `fmt`."""
+    """The body for a webhook of format `fmt`, naming the tenant whose turns it counts."""
     build = slack_payload if fmt == "slack" else json_payload
-    return build(rule, event, dashboard_url=dashboard_url)
+    return build(rule, event, tenant=tenant, dashboard_url=dashboard_url)

@@ -25,6 +25,11 @@ rules) the built-in `DEFAULT_RULE` applies. The format::
     cooldown = "1h"
     webhooks = [{ url = "http://hooks.local/x", format = "json" }]
 
+    [tenants.acme]                                   # optional, per tenant
+    webhooks = [{ url = "https://acme.example/hook" }]   # acme's rules that name none
+    [[tenants.acme.rules]]                           # acme's own rules (else the above)
+    name = "acme-reject-rate"
+
 Durations are a number of seconds or a string of whole units: "90s", "15m", "1h30m",
 "500ms" (delivery settings only: windows are whole minutes).
 """
@@ -34,8 +39,8 @@ from __future__ import annotations
 import hashlib
 import re
 import urllib.parse
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -151,15 +156,34 @@ the previous hour, with at least 20 turns; repeated at most hourly."""
 @dataclass(frozen=True)
 class AlertConfig:
     """Every rule, the delivery settings, and where they came from (`source` None: the
-    built-in default)."""
+    built-in default). `tenant_rules` holds the rules of tenants with a `[tenants.<name>]`
+    section; every other tenant is evaluated with `rules`."""
 
     rules: tuple[AlertRule, ...] = (DEFAULT_RULE,)
     delivery: DeliverySettings = field(default_factory=DeliverySettings)
     dashboard_url: str | None = None
     source: Path | None = None
+    tenant_rules: Mapping[str, tuple[AlertRule, ...]] = field(default_factory=dict)
 
     def rule(self, name: str) -> AlertRule | None:
         return next((r for r in self.rules if r.name == name), None)
+
+    def for_tenant(self, tenant: str) -> AlertConfig:
+        """The configuration one tenant's alerts are evaluated with: its own rules and
+        webhooks where the file has a section for it, the top-level ones otherwise."""
+        if not self.tenant_rules:
+            return self
+        return replace(self, rules=self.tenant_rules.get(tenant, self.rules), tenant_rules={})
+
+    def check_tenants(self, known: Iterable[str]) -> None:
+        """Raise ConfigError when a `[tenants.<name>]` section names a tenant the service
+        does not have (a typo there would silently leave that tenant on the shared rules)."""
+        unknown = sorted(set(self.tenant_rules) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"{self.source or '<alerts>'}: [tenants] names tenants this service does not "
+                f"have: {unknown}; its tenants: {sorted(known)} (see FACTLEDGER_INGEST_TOKENS)"
+            )
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -176,7 +200,8 @@ def load_alert_config(path: Path | None) -> AlertConfig:
     return alert_config_from_mapping(data, source=path)
 
 
-_TOP_KEYS = {"dashboard_url", "webhooks", "delivery", "rules"}
+_TOP_KEYS = {"dashboard_url", "webhooks", "delivery", "rules", "tenants"}
+_TENANT_KEYS = {"webhooks", "rules"}
 _RULE_KEYS = {
     "name",
     "group_by",
@@ -202,6 +227,18 @@ def alert_config_from_mapping(data: Mapping[str, Any], *, source: Path | None) -
     shared = _webhooks(data.get("webhooks", []), f"{where}: webhooks")
     delivery = _delivery(data.get("delivery", {}), f"{where}: [delivery]")
     raw_rules = data.get("rules", [])
+    rules = _rules(raw_rules, where, shared)
+    tenant_rules = _tenant_rules(data.get("tenants", {}), raw_rules, shared, where)
+    return AlertConfig(
+        rules=rules,
+        delivery=delivery,
+        dashboard_url=dashboard_url,
+        source=source,
+        tenant_rules=tenant_rules,
+    )
+
+
+def _rules(raw_rules: Any, where: str, shared: tuple[Webhook, ...]) -> tuple[AlertRule, ...]:
     if not isinstance(raw_rules, list) or not all(isinstance(r, Mapping) for r in raw_rules):
         raise ConfigError(f"{where}: rules must be an array of tables ([[rules]])")
     if len(raw_rules) > MAX_RULES:
@@ -214,7 +251,30 @@ def alert_config_from_mapping(data: Mapping[str, Any], *, source: Path | None) -
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"{where}: rules: names must be unique, repeated: {duplicates}")
-    return AlertConfig(rules=rules, delivery=delivery, dashboard_url=dashboard_url, source=source)
+    return rules
+
+
+def _tenant_rules(
+    raw: Any, top_rules: Any, top_webhooks: tuple[Webhook, ...], where: str
+) -> dict[str, tuple[AlertRule, ...]]:
+    """`[tenants.<name>]` sections: a tenant's `rules` replace the top-level ones for it,
+    and its `webhooks` (else the top-level ones) receive the notices of its rules that
+    name none."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: tenants must be a table of [tenants.<name>] sections")
+    result: dict[str, tuple[AlertRule, ...]] = {}
+    for tenant, section in raw.items():
+        at = f"{where}: tenants.{tenant}"
+        if not isinstance(section, Mapping):
+            raise ConfigError(f"{at} must be a table with webhooks and/or [[rules]]")
+        _no_unknown(section, _TENANT_KEYS, at)
+        shared = (
+            _webhooks(section["webhooks"], f"{at}.webhooks")
+            if "webhooks" in section
+            else top_webhooks
+        )
+        result[str(tenant)] = _rules(section.get("rules", top_rules), at, shared)
+    return result
 
 
 def _rule(raw: Mapping[str, Any], where: str, shared: tuple[Webhook, ...]) -> AlertRule:

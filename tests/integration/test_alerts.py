@@ -13,11 +13,9 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,58 +31,12 @@ from factledger.collector.store import Store
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.service_process import ServiceProcess, free_port
+from tests.integration.webhook_receiver import Receiver
 
 JSON = {"Content-Type": "application/json"}
 RECOVERY = 200_000
 """Turn indexes from here start 2,000 s after the first turn (otlp_turns spaces them 10 ms
 apart): outside a 15-minute window that holds the spike."""
-
-
-class Receiver:
-    """A webhook receiver on loopback that records every request and answers `status`."""
-
-    def __init__(self, status: int = 200) -> None:
-        self.status = status
-        self.requests: list[tuple[float, str, dict[str, Any]]] = []
-        self._lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with receiver._lock:
-                    receiver.requests.append((time.monotonic(), self.path, json.loads(body)))
-                self.send_response(receiver.status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}{path}"
-
-    def bodies(self, path: str | None = None) -> list[dict[str, Any]]:
-        with self._lock:
-            return [body for _, p, body in self.requests if path is None or p == path]
-
-    def times(self, path: str) -> list[float]:
-        with self._lock:
-            return [t for t, p, _ in self.requests if p == path]
-
-    def wait_for(self, count: int, timeout: float = 30.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while len(self.bodies()) < count and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return self.bodies()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 @pytest.fixture
@@ -251,7 +203,8 @@ def test_spike_fires_once_cooldown_holds_recovery_resolves(
     assert client.get("/api/v1/alerts", params={"state": "firing"}).json()["history"] == []
 
     rules = client.get("/api/v1/alerts/rules").json()
-    assert rules["source"] == str(tmp_path / "alerts.toml")
+    assert rules["source"] == "file"
+    assert str(tmp_path) not in json.dumps(rules), "no server path is shown"
     assert [r["name"] for r in rules["rules"]] == ["spikes"]
     assert rules["rules"][0]["baseline_factor"] is None
     assert "/json" not in json.dumps(rules), "webhook paths are not shown"

@@ -4,6 +4,7 @@ another tenant's turns, counts or alerts."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,9 +22,11 @@ from factledger.collector.access import AccessConfig
 from factledger.collector.alerts.loop import AlertLoop, check_rules
 from factledger.collector.app import create_app
 from factledger.collector.store import Store
+from factledger.processors.errors import ConfigError
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.service_process import ServiceProcess, free_port
+from tests.integration.webhook_receiver import Receiver
 
 ACME_IN = "acme-ingest-token-0001"
 GLOBEX_IN = "globex-ingest-token-02"
@@ -198,6 +201,82 @@ def test_alerts_and_metrics_stay_with_their_tenant(client: TestClient, store: St
     ]
     assert firing == ['factledger_alert_firing{key="gpt-4o",rule="spikes",tenant="globex"} 1.0']
     assert scrape.text.count("# TYPE factledger_alert_firing gauge") == 1
+
+
+def _tenant_settings(tmp_path: Path, rules: str) -> ServiceSettings:
+    path = tmp_path / "tenant-alerts.toml"
+    path.write_text(rules, encoding="utf-8")
+    access = AccessConfig.load(
+        ingest_env=f"acme:{ACME_IN},globex:{GLOBEX_IN}",
+        read_env=f"acme:{ACME_READ},globex:{GLOBEX_READ},*:{OPS_READ}",
+    )
+    return ServiceSettings(
+        data_dir=tmp_path / "data",
+        grace_seconds=0.2,
+        max_wait_seconds=5,
+        access=access,
+        alerts_file=path,
+        alert_interval_seconds=3600,
+    )
+
+
+def test_each_tenant_has_its_own_rules_and_receivers_and_every_notice_names_its_tenant(
+    store: Store, tmp_path: Path
+) -> None:
+    receiver = Receiver()
+    rule = 'group_by = "model"\nthreshold = 0.3\nbaseline_factor = false\nmin_turns = 3\n'
+    settings = _tenant_settings(
+        tmp_path,
+        f'webhooks = [{{ url = "{receiver.url("/shared")}" }}]\n'
+        f'[[rules]]\nname = "spikes"\n{rule}'
+        "[tenants.globex]\n"
+        f'webhooks = [{{ url = "{receiver.url("/globex")}" }},'
+        f' {{ url = "{receiver.url("/globex-slack")}", format = "slack" }}]\n'
+        f'[[tenants.globex.rules]]\nname = "globex-spikes"\n{rule}',
+    )
+    try:
+        with TestClient(create_app(settings, store=store)) as client:
+            _send(client, ACME_IN, range(1, 5), hallucinate=True)
+            _send(client, GLOBEX_IN, range(1, 5), hallucinate=True)
+            _wait(client, ACME_READ, 4)
+            turns = _wait(client, GLOBEX_READ, 4)
+            moment = min(datetime.fromisoformat(t["started_at"]) for t in turns)
+            moment += timedelta(minutes=1)
+            (acme_alert,) = _loop(client, "acme").run_once(moment)
+            (globex_alert,) = _loop(client, "globex").run_once(moment)
+            assert (acme_alert.rule, globex_alert.rule) == ("spikes", "globex-spikes")
+            receiver.wait_for(3)
+
+            # The shared receiver hears acme (no section of its own), globex's receivers
+            # hear globex only, and every body says whose turns it counted.
+            (shared,) = receiver.bodies("/shared")
+            assert (shared["tenant"], shared["rule"]) == ("acme", "spikes")
+            (own,) = receiver.bodies("/globex")
+            assert (own["tenant"], own["rule"]) == ("globex", "globex-spikes")
+            (slack,) = receiver.bodies("/globex-slack")
+            assert "tenant `globex`" in slack["blocks"][-1]["elements"][0]["text"]
+
+            # Each reader sees the rules its alerts are evaluated with, and no server path.
+            for token, name in ((ACME_READ, "spikes"), (GLOBEX_READ, "globex-spikes")):
+                shown = client.get("/api/v1/alerts/rules", headers=_auth(token)).json()
+                assert [r["name"] for r in shown["rules"]] == [name]
+                assert shown["source"] == "file"
+                assert str(tmp_path) not in json.dumps(shown)
+            globex = client.get("/api/v1/alerts", headers=_auth(GLOBEX_READ)).json()
+            assert [a["group_by"] for a in globex["history"]] == ["model"]
+    finally:
+        receiver.close()
+
+
+def test_a_rules_section_for_a_tenant_the_service_does_not_have_stops_it(
+    store: Store, tmp_path: Path
+) -> None:
+    settings = _tenant_settings(tmp_path, "[tenants.globx]\nwebhooks = []\n")
+    with (
+        pytest.raises(ConfigError, match=r"globx.*'acme', 'globex'"),
+        TestClient(create_app(settings, store=store)),
+    ):
+        pass
 
 
 def test_service_with_ingest_tokens_and_no_read_token_does_not_start(tmp_path: Path) -> None:

@@ -292,9 +292,10 @@ def event(kind: str, *, rule: AlertRule = RULE, key: str = "gpt-4o") -> AlertEve
 
 
 def test_the_generic_payload_has_every_field() -> None:
-    body = json_payload(RULE, event("firing"), dashboard_url="http://dash")
+    body = json_payload(RULE, event("firing"), tenant="acme", dashboard_url="http://dash")
     assert body == {
         "alert_id": "a1",
+        "tenant": "acme",
         "rule": "spikes",
         "state": "firing",
         "repeat": False,
@@ -315,7 +316,7 @@ def test_the_generic_payload_has_every_field() -> None:
         "message": alert_message(RULE, event("firing")),
         "dashboard_url": "http://dash",
     }
-    resolved = json_payload(RULE, event("resolved"))
+    resolved = json_payload(RULE, event("resolved"), tenant="acme")
     assert resolved["state"] == "resolved"
     assert resolved["resolved_at"] == "2026-03-02T09:40:30+00:00"
     assert "dashboard_url" not in resolved
@@ -346,12 +347,15 @@ def test_messages_say_what_and_how_much(
 
 
 def test_the_slack_payload_has_text_and_blocks() -> None:
-    body = slack_payload(RULE, event("firing"), dashboard_url="http://dash")
+    body = slack_payload(RULE, event("firing"), tenant="acme", dashboard_url="http://dash")
     assert set(body) == {"text", "blocks"}
     assert body["text"].startswith(":rotating_light: FIRING spikes")
     assert [b["type"] for b in body["blocks"]] == ["section", "section", "context"]
     assert "<http://dash|dashboard>" in body["blocks"][2]["elements"][0]["text"]
-    assert slack_payload(RULE, event("resolved"))["text"].startswith(":white_check_mark:")
+    assert "tenant `acme`" in body["blocks"][2]["elements"][0]["text"]
+    assert slack_payload(RULE, event("resolved"), tenant="acme")["text"].startswith(
+        ":white_check_mark:"
+    )
 
 
 @pytest.mark.parametrize(

@@ -164,6 +164,11 @@ RULE = '[[rules]]\nname = "r"\n'
         ("[delivery]\nretries = 3\n", "retries"),
         ("delivery = 3\n", "[delivery]"),
         ("[[rules]\n", "alerts.toml"),
+        ("tenants = 3\n", "tenants must be a table"),
+        ("[tenants]\nacme = 3\n", "tenants.acme"),
+        ("[tenants.acme]\nrule = []\n", "rule"),
+        ("[tenants.acme]\nwebhooks = [{url = 'nope'}]\n", "tenants.acme.webhooks[0].url"),
+        ("[[tenants.acme.rules]]\nname = 'x'\nwindow = '30s'\n", "tenants.acme: rules[0]"),
     ],
     ids=[
         "unknown top-level key",
@@ -204,6 +209,11 @@ RULE = '[[rules]]\nname = "r"\n'
         "unknown delivery key",
         "delivery not a table",
         "TOML syntax error",
+        "tenants not a table",
+        "tenant section not a table",
+        "unknown tenant key",
+        "tenant webhook not a URL",
+        "tenant rule with a bad window",
     ],
 )
 def test_a_bad_file_names_the_key(tmp_path: Path, text: str, named: str) -> None:
@@ -212,6 +222,33 @@ def test_a_bad_file_names_the_key(tmp_path: Path, text: str, named: str) -> None
     assert named in str(caught.value)
     assert "alerts.toml" in str(caught.value)
     assert isinstance(caught.value, FactLedgerError)
+
+
+def test_a_tenant_section_replaces_the_rules_or_the_receivers_of_that_tenant_only(
+    tmp_path: Path,
+) -> None:
+    config = load_alert_config(
+        write(
+            tmp_path,
+            "webhooks = [{url = 'http://ops/hook'}]\n"
+            "[[rules]]\nname = 'shared'\n"
+            "[tenants.acme]\nwebhooks = [{url = 'http://acme/hook', format = 'slack'}]\n"
+            "[tenants.globex]\n[[tenants.globex.rules]]\nname = 'own'\nmin_turns = 5\n",
+        )
+    )
+    ops = (Webhook("http://ops/hook"),)
+    other = config.for_tenant("initech")
+    assert [(r.name, r.webhooks) for r in other.rules] == [("shared", ops)]
+    acme = config.for_tenant("acme")
+    assert [(r.name, r.webhooks) for r in acme.rules] == [
+        ("shared", (Webhook("http://acme/hook", "slack"),))
+    ]
+    globex = config.for_tenant("globex")
+    assert [(r.name, r.min_turns, r.webhooks) for r in globex.rules] == [("own", 5, ops)]
+    assert globex.for_tenant("acme") is globex, "a tenant's configuration is final"
+    config.check_tenants(["acme", "globex", "initech"])
+    with pytest.raises(ConfigError, match=r"\['globex'\]"):
+        config.check_tenants(["acme", "default"])
 
 
 def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
