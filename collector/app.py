@@ -178,11 +178,11 @@ def _alert_loops(
         log.info("alerts are disabled on this replica (FACTLEDGER_ALERTS_ENABLED=false)")
         return {}
     tenants = sorted(settings.access.tenants)
+    config.check_tenants(tenants)
     labelled = tenants != [DEFAULT_TENANT]
     return {
         tenant: AlertLoop(
             store,
-    config.check_tenants(tenants)
             config,
             tenant=tenant,
             interval=settings.alert_interval_seconds,
