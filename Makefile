@@ -1,35 +1,45 @@
 # FactLedger: `make run` starts the service, the dashboard and demo traffic; `make test` runs
 # every check (unit, integration and browser tests).
-# Both create .venv when it is missing and install what they need into it.
+# Both create .venv when it is missing. `make run` installs what running needs (the package
+# alone); `make test` adds the development tools (the `dev` extra: ruff, mypy, pytest,
+# Playwright, ...). pip's output stays visible: the first install takes minutes.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+STAMP     := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit browser install clean conformance-envs
+.PHONY: run test lint typecheck unit browser install install-dev clean conformance-envs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=68" wheel
+	$(BIN)/python -m pip install --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install -e .
 	touch $(STAMP)
 
+# The dev install holds the run install too.
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[dev]'
+	touch $(DEV_STAMP) $(STAMP)
+
 install: $(STAMP)
+
+install-dev: $(DEV_STAMP)
 
 run: install
 	$(BIN)/factledger up
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: install
+typecheck: install-dev
 	$(BIN)/mypy
 
-unit: install browser conformance-envs
+unit: install-dev browser conformance-envs
 	$(BIN)/pytest -q -p no:cacheprovider
 
 # The browser tests drive Debian's Chromium (never a downloaded browser). As root, install

@@ -21,6 +21,7 @@ from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig, load_alert_config
 from factledger.collector.api import router as api_router
 from factledger.collector.api_alerts import router as alerts_router
+from factledger.collector.docs_pages import add_docs_pages
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.private_dirs import private_directory
@@ -114,7 +115,10 @@ def create_app(
         summary="Checks LLM agents' replies against their own tool trace.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # /docs and /redoc come from add_docs_pages: no CDN
+        redoc_url=None,
     )
+    add_docs_pages(app)
 
     @app.exception_handler(ValueError)
     async def unanswerable_query(request: Request, exc: ValueError) -> JSONResponse:
