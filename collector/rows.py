@@ -107,6 +107,14 @@ REVIEW_COLUMNS: tuple[str, ...] = (
     "CreatedAt",
 )
 
+REVIEW_WITHDRAWAL_COLUMNS: tuple[str, ...] = (
+    "Tenant",
+    "TurnId",
+    "ReviewId",
+    "Reviewer",
+    "WithdrawnAt",
+)
+
 ALERT_COLUMNS: tuple[str, ...] = (
     "Tenant",
     "AlertId",
@@ -497,6 +505,14 @@ def review_row(
     if label not in REVIEW_LABELS:
         raise ValueError(f"review label must be one of {sorted(REVIEW_LABELS)}, not {label!r}")
     return [tenant, turn_id, review_id, label, note, reviewer, epoch_ms(created_at)]
+
+
+def review_withdrawal_row(
+    *, tenant: str, turn_id: str, review_id: str, reviewer: str, withdrawn_at: datetime
+) -> list[Any]:
+    """The `review_withdrawals` row that takes back one review, in
+    REVIEW_WITHDRAWAL_COLUMNS order."""
+    return [tenant, turn_id, review_id, reviewer, epoch_ms(withdrawn_at)]
 
 
 def alert_row(

@@ -44,6 +44,7 @@ from .rows import (
     ALERT_DELIVERY_COLUMNS,
     FINDING_COLUMNS,
     REVIEW_COLUMNS,
+    REVIEW_WITHDRAWAL_COLUMNS,
     SPAN_COLUMNS,
     TURN_COLUMNS,
     epoch_ms,
@@ -132,6 +133,18 @@ _LATEST = """
         WHERE Tenant = {tenant:String} AND Version > 1 GROUP BY TurnId
     )
 """
+
+# A tenant's reviews that still count: every review no withdrawal names (an undo). A turn's
+# label is the latest of these; a turn without any is back in the review queue.
+_LIVE_REVIEWS = """
+    SELECT * FROM {db}.reviews WHERE Tenant = {tenant:String} AND ReviewId NOT IN (
+        SELECT ReviewId FROM {db}.review_withdrawals WHERE Tenant = {tenant:String}
+    )
+"""
+
+MAX_REVIEW_EXPORT = 10_000
+"""Labelled turns one export holds at most (newest labels first)."""
+_TURN_IDS_PER_QUERY = 1_000
 
 _TURN_SUMMARY = """
     TurnId, TraceId, ConversationId, ServiceName, AgentName, Model,
@@ -388,6 +401,14 @@ class Store:
         """Insert one `rows.review_row` row."""
         self._insert("reviews", REVIEW_COLUMNS, [row])
 
+    def insert_reviews(self, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert `rows.review_row` rows in one INSERT (a label covering several turns)."""
+        return self._insert("reviews", REVIEW_COLUMNS, rows)
+
+    def insert_review_withdrawal(self, row: Sequence[Any]) -> None:
+        """Insert one `rows.review_withdrawal_row` row: that review no longer counts."""
+        self._insert("review_withdrawals", REVIEW_WITHDRAWAL_COLUMNS, [row])
+
     def insert_alert(self, row: Sequence[Any]) -> None:
         """Insert one `rows.alert_row` row (an alert firing or resolving)."""
         self._insert("alerts", ALERT_COLUMNS, [row])
@@ -571,11 +592,11 @@ class Store:
         return [span_view(_span_row(row)) for row in rows]
 
     def _reviews(self, tenant: str, turn_id: str) -> list[dict[str, Any]]:
+        # Withdrawn reviews are left out: an undone label is as if never given.
         rows = self._query(
             "SELECT ReviewId, Label, Note, Reviewer,"
-            " toUnixTimestamp64Milli(CreatedAt) AS created_ms FROM {db}.reviews"
-            " WHERE Tenant = {tenant:String} AND TurnId = {turn_id:String}"
-            " ORDER BY CreatedAt, ReviewId",
+            f" toUnixTimestamp64Milli(CreatedAt) AS created_ms FROM ({_LIVE_REVIEWS})"
+            " WHERE TurnId = {turn_id:String} ORDER BY CreatedAt, ReviewId",
             {"tenant": tenant, "turn_id": turn_id},
         )
         return [
@@ -589,44 +610,136 @@ class Store:
             for r in rows
         ]
 
-    def review_queue(self, tenant: str, limit: int = 50) -> list[dict[str, Any]]:
-        """Flagged turns (latest version) nobody has reviewed yet: class-5 suspicions
-        first, then by score (highest first), then newest. Keys: those of `list_turns`
-        plus max_score and has_class5."""
+    def known_turns(self, tenant: str, turn_ids: Sequence[str]) -> set[str]:
+        """Those of `turn_ids` the tenant has a turn for."""
+        unique = sorted(set(turn_ids))
+        known: set[str] = set()
+        for start in range(0, len(unique), _TURN_IDS_PER_QUERY):
+            rows = self._query(
+                "SELECT DISTINCT TurnId FROM {db}.turns"
+                " WHERE Tenant = {tenant:String} AND TurnId IN {turn_ids:Array(String)}",
+                {"tenant": tenant, "turn_ids": unique[start : start + _TURN_IDS_PER_QUERY]},
+            )
+            known.update(row["TurnId"] for row in rows)
+        return known
+
+    def review(self, tenant: str, review_id: str) -> dict[str, Any] | None:
+        """One review by id, withdrawn or not: `{review_id, turn_id, label, withdrawn}`;
+        None when the tenant has no such review."""
+        rows = self._query(
+            "SELECT TurnId, Label, ReviewId IN (SELECT ReviewId FROM {db}.review_withdrawals"
+            " WHERE Tenant = {tenant:String}) AS withdrawn FROM {db}.reviews"
+            " WHERE Tenant = {tenant:String} AND ReviewId = {review_id:String} LIMIT 1",
+            {"tenant": tenant, "review_id": review_id},
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return {
+            "review_id": review_id,
+            "turn_id": row["TurnId"],
+            "label": row["Label"],
+            "withdrawn": bool(row["withdrawn"]),
+        }
+
+    def review_queue(
+        self,
+        tenant: str,
+        limit: int = 50,
+        *,
+        kind: str | None = None,
+        model: str | None = None,
+        agent: str | None = None,
+        reply: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Flagged turns (latest version) without a review that counts (none, or every
+        one withdrawn): class-5 suspicions first, then by score (highest first), then
+        newest. `kind`, `model` and `agent` narrow it to turns with a finding of that
+        kind, of that model, of that agent. Keys: those of `list_turns` plus max_score and
+        has_class5, and `reply` (the whole reply) when asked for."""
         _check_limit("limit", limit, MAX_LIST_LIMIT)
+        where, params = self._queue_where(tenant, kind=kind, model=model, agent=agent)
+        params["limit"] = limit
         order = "HasClass5 DESC, MaxScore DESC, StartedAt DESC, TurnId DESC"
         page = (
-            f"SELECT TurnId FROM {{db}}.turns"
-            f" WHERE Tenant = {{tenant:String}} AND {_LATEST} AND Verdict = 'flag'"
-            " AND TurnId NOT IN (SELECT TurnId FROM {db}.reviews WHERE Tenant = {tenant:String})"
+            f"SELECT TurnId FROM {{db}}.turns WHERE {where}"
             f" ORDER BY {order} LIMIT 1 BY TurnId LIMIT {{limit:UInt32}}"
         )
+        extra = ", Reply" if reply else ""
         # Versions differ in score: take each turn's latest row, then order the page.
         rows = self._query(
-            f"SELECT * FROM (SELECT {_TURN_SUMMARY}, MaxScore, HasClass5, StartedAt"
+            f"SELECT * FROM (SELECT {_TURN_SUMMARY}, MaxScore, HasClass5, StartedAt{extra}"
             f" FROM {{db}}.turns WHERE Tenant = {{tenant:String}} AND TurnId IN ({page})"
             f" ORDER BY Version DESC LIMIT 1 BY TurnId) ORDER BY {order}",
-            {"tenant": tenant, "limit": limit},
+            params,
         )
         queue = []
         for row in rows:
             turn = _turn_summary(row)
             turn.update(max_score=float(row["MaxScore"]), has_class5=bool(row["HasClass5"]))
+            if reply:
+                turn["reply"] = row["Reply"]
             queue.append(turn)
         return queue
 
+    def review_queue_facets(self, tenant: str) -> dict[str, Any]:
+        """What the whole review queue holds, for choosing a filter: `{total, kinds,
+        models, agents}` (names sorted)."""
+        where, params = self._queue_where(tenant)
+        rows = self._query(
+            "SELECT uniqExact(TurnId) AS total, groupUniqArrayArray(Kinds) AS kinds,"
+            " groupUniqArray(Model) AS models, groupUniqArray(AgentName) AS agents"
+            f" FROM {{db}}.turns WHERE {where}",
+            params,
+        )
+        if not rows:
+            return {"total": 0, "kinds": [], "models": [], "agents": []}
+        row = rows[0]
+        return {
+            "total": int(row["total"]),
+            "kinds": sorted(row["kinds"]),
+            "models": sorted(row["models"]),
+            "agents": sorted(row["agents"]),
+        }
+
+    def _queue_where(
+        self,
+        tenant: str,
+        *,
+        kind: str | None = None,
+        model: str | None = None,
+        agent: str | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        conditions = [
+            "Tenant = {tenant:String}",
+            _LATEST,
+            "Verdict = 'flag'",
+            f"TurnId NOT IN (SELECT TurnId FROM ({_LIVE_REVIEWS}))",
+        ]
+        params: dict[str, Any] = {"tenant": tenant}
+        for name, value, condition in (
+            ("kind", kind, "has(Kinds, {kind:String})"),
+            ("model", model, "Model = {model:String}"),
+            ("agent", agent, "AgentName = {agent:String}"),
+        ):
+            if value:
+                params[name] = value
+                conditions.append(condition)
+        return " AND ".join(conditions), params
+
     def review_precision(self, tenant: str) -> dict[str, Any]:
         """How often the human labels confirm the validators, from each reviewed turn's
-        latest label: `{turns: {reviewed, confirmed, precision}, kinds: [{kind, reviewed,
-        confirmed, precision}, ...]}`, kinds sorted by name; a turn counts under every kind
-        its latest verdict has. `precision` is confirmed over reviewed (None when none)."""
+        latest label (withdrawn reviews left out): `{turns: {reviewed, confirmed,
+        precision}, kinds: [{kind, reviewed, confirmed, precision}, ...]}`, kinds sorted by
+        name; a turn counts under every kind its latest verdict has. `precision` is
+        confirmed over reviewed (None when none)."""
         labels = (
-            "SELECT TurnId, argMax(Label, CreatedAt) AS label FROM {db}.reviews"
-            " WHERE Tenant = {tenant:String} GROUP BY TurnId"
+            f"SELECT TurnId, argMax(Label, CreatedAt) AS label FROM ({_LIVE_REVIEWS})"
+            " GROUP BY TurnId"
         )
         latest_kinds = (
             "SELECT TurnId, Kinds FROM {db}.turns WHERE Tenant = {tenant:String}"
-            " AND TurnId IN (SELECT TurnId FROM {db}.reviews WHERE Tenant = {tenant:String})"
+            f" AND TurnId IN (SELECT TurnId FROM ({_LIVE_REVIEWS}))"
             " ORDER BY Version DESC LIMIT 1 BY TurnId"
         )
         params = {"tenant": tenant}
@@ -646,6 +759,106 @@ class Store:
             "turns": _precision(overall[0] if overall else {"reviewed": 0, "confirmed": 0}),
             "kinds": [{"kind": row["kind"], **_precision(row)} for row in per_kind],
         }
+
+    def labelled_turns(
+        self, tenant: str, limit: int = MAX_REVIEW_EXPORT, label: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Each labelled turn with its latest review that counts, newest label first, at
+        most `limit`; only turns whose label is `label` when given. Keys: those of
+        `list_turns`, `review` ({review_id, label, note, reviewer, created_at}),
+        `findings` ([{kind, severity}] of the latest version) and `spans` (the turn's
+        spans as rows keyed by SPAN_COLUMNS, for `rows.span_from_row`)."""
+        _check_limit("limit", limit, MAX_REVIEW_EXPORT)
+        params: dict[str, Any] = {"tenant": tenant, "limit": limit}
+        having = ""
+        if label:
+            params["label"] = label
+            having = " HAVING review.2 = {label:String}"
+        labels = self._query(
+            "SELECT TurnId, argMax((ReviewId, Label, Note, Reviewer,"
+            " toUnixTimestamp64Milli(CreatedAt)), CreatedAt) AS review"
+            f" FROM ({_LIVE_REVIEWS}) GROUP BY TurnId{having}"
+            " ORDER BY review.5 DESC, TurnId LIMIT {limit:UInt32}",
+            params,
+        )
+        reviews = {
+            row["TurnId"]: {
+                "review_id": row["review"][0],
+                "label": row["review"][1],
+                "note": row["review"][2],
+                "reviewer": row["review"][3],
+                "created_at": from_epoch_ms(row["review"][4]),
+            }
+            for row in labels
+        }
+        turns: dict[str, dict[str, Any]] = {}
+        span_ids: dict[str, list[str]] = {}
+        ids = list(reviews)
+        for start in range(0, len(ids), _TURN_IDS_PER_QUERY):
+            for row in self._query(
+                f"SELECT {_TURN_SUMMARY}, SpanIds FROM {{db}}.turns"
+                " WHERE Tenant = {tenant:String} AND TurnId IN {turn_ids:Array(String)}"
+                " ORDER BY Version DESC LIMIT 1 BY TurnId",
+                {"tenant": tenant, "turn_ids": ids[start : start + _TURN_IDS_PER_QUERY]},
+            ):
+                turn = _turn_summary(row)
+                turn.update(review=reviews[row["TurnId"]], findings=[], spans=[])
+                turns[row["TurnId"]] = turn
+                span_ids[row["TurnId"]] = list(row["SpanIds"])
+        self._attach_findings(tenant, turns)
+        self._attach_spans(tenant, turns, span_ids)
+        # A label whose turn expired (retention) has nothing left to export.
+        return [turns[turn_id] for turn_id in ids if turn_id in turns]
+
+    def _attach_findings(self, tenant: str, turns: Mapping[str, dict[str, Any]]) -> None:
+        pairs = [(turn_id, turn["version"]) for turn_id, turn in turns.items()]
+        for start in range(0, len(pairs), _TURN_IDS_PER_QUERY):
+            for row in self._query(
+                "SELECT TurnId, Kind, Severity FROM {db}.findings"
+                " WHERE Tenant = {tenant:String}"
+                " AND (TurnId, Version) IN {pairs:Array(Tuple(String, UInt32))}"
+                " ORDER BY TurnId, Idx LIMIT 1 BY TurnId, Version, Idx",
+                {"tenant": tenant, "pairs": pairs[start : start + _TURN_IDS_PER_QUERY]},
+            ):
+                turns[row["TurnId"]]["findings"].append(
+                    {"kind": row["Kind"], "severity": row["Severity"]}
+                )
+
+    def _attach_spans(
+        self,
+        tenant: str,
+        turns: Mapping[str, dict[str, Any]],
+        span_ids: Mapping[str, Sequence[str]],
+    ) -> None:
+        # A span may belong to several turns (a root span around a conversation's turns).
+        owners: dict[str, list[str]] = {}
+        for turn_id, ids in span_ids.items():
+            for span_id in ids:
+                owners.setdefault(span_id, []).append(turn_id)
+        ordered = sorted(owners)
+        if not ordered:
+            return
+        # SpanId is not in the sort key: the turns' time window (a day's margin for clock
+        # skew) prunes the daily partitions, as for one turn's spans.
+        started = min(epoch_ms(turn["started_at"]) for turn in turns.values())
+        ended = max(epoch_ms(turn["ended_at"]) for turn in turns.values())
+        for start in range(0, len(ordered), _SPAN_IDS_PER_QUERY):
+            for row in self._query(
+                f"SELECT {_SPAN_SELECT} FROM {{db}}.spans"
+                " WHERE Tenant = {tenant:String} AND SpanId IN {span_ids:Array(String)}"
+                " AND Timestamp >= fromUnixTimestamp64Milli({started_ms:Int64}) - INTERVAL 1 DAY"
+                " AND Timestamp <= fromUnixTimestamp64Milli({ended_ms:Int64}) + INTERVAL 1 DAY"
+                " ORDER BY Timestamp, SpanId LIMIT 1 BY TraceId, SpanId",
+                {
+                    "tenant": tenant,
+                    "span_ids": ordered[start : start + _SPAN_IDS_PER_QUERY],
+                    "started_ms": started,
+                    "ended_ms": ended,
+                },
+            ):
+                span = _span_row(row)
+                for turn_id in owners[row["SpanId"]]:
+                    turns[turn_id]["spans"].append(span)
 
     # --- reject rates ---------------------------------------------------------------------
 

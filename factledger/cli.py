@@ -21,6 +21,7 @@ from factledger.processors.guard import check
 from factledger.processors.model import Finding
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
+from factledger.reviews_cli import add_reviews_parser
 from factledger.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings
 
 PROGRESS_MIN_BYTES = 256 * 1024
@@ -119,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     p_demo.set_defaults(handler=_cmd_demo)
 
     add_alerts_parser(sub)
+    add_reviews_parser(sub)
     return parser
 
 

@@ -23,6 +23,7 @@ SHARDING_KEYS: Mapping[str, str] = {
     "turns": "cityHash64(Tenant, TurnId)",
     "findings": "cityHash64(Tenant, TurnId)",
     "reviews": "cityHash64(Tenant, TurnId)",
+    "review_withdrawals": "cityHash64(Tenant, TurnId)",
     "turn_versions": "cityHash64(Tenant, TurnId)",
     "alerts": "cityHash64(Tenant, AlertId)",
     "alert_deliveries": "cityHash64(Tenant, AlertId)",

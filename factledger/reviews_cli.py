@@ -1,0 +1,99 @@
+"""`factledger reviews export`: the human labels of a running service as `factledger eval`
+cases, so confirmed hallucinations and confirmed false alarms become regression cases.
+
+It asks the service (GET /api/v1/reviews?format=jsonl) rather than opening the store, so
+it runs beside `factledger serve` on an embedded store too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from factledger.processors.errors import FactLedgerError
+from factledger.settings import DEFAULT_HOST, DEFAULT_PORT
+
+TOKEN_ENV = "FACTLEDGER_READ_TOKEN"
+API_ENV = "FACTLEDGER_API"
+
+
+def add_reviews_parser(sub: Any) -> None:
+    """Register `reviews export` on the CLI's subcommands (`sub` from add_subparsers)."""
+    p_reviews = sub.add_parser("reviews", help="human labels: export them as eval cases")
+    reviews_sub = p_reviews.add_subparsers(dest="reviews_command", required=True)
+    p_export = reviews_sub.add_parser(
+        "export",
+        help="write every labelled turn as a `factledger eval` case (JSONL)",
+        description="Write each labelled turn's latest label as a `factledger eval` case:\n"
+        "the turn's spans as an OTLP/JSON request, the expected verdict from the label\n"
+        "(hallucination: the flagged kinds; not a hallucination: pass).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_export.add_argument(
+        "--api",
+        default=os.environ.get(API_ENV) or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}",
+        help="the service's base URL (default $FACTLEDGER_API or the local service)",
+    )
+    p_export.add_argument(
+        "--out", type=Path, metavar="FILE", help="write here instead of to stdout"
+    )
+    p_export.add_argument(
+        "--label",
+        choices=("hallucination", "not_hallucination"),
+        help="only turns with this label",
+    )
+    p_export.add_argument("--tenant", help="the tenant to read (default: the token's)")
+    p_export.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
+    p_export.set_defaults(handler=run_export)
+
+
+def fetch_export(
+    api: str,
+    *,
+    token: str | None = None,
+    tenant: str | None = None,
+    label: str | None = None,
+    timeout: float = 60.0,
+) -> str:
+    """The service's export as JSONL text; raises FactLedgerError naming what failed."""
+    params = {"format": "jsonl"}
+    if tenant:
+        params["tenant"] = tenant
+    if label:
+        params["label"] = label
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = f"{api.rstrip('/')}/api/v1/reviews"
+    try:
+        response = httpx.get(url, params=params, headers=headers, timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise FactLedgerError(f"cannot reach the FactLedger API at {api}: {exc}") from exc
+    if response.status_code != 200:
+        raise FactLedgerError(f"GET {url} answered {response.status_code}: {response.text[:300]}")
+    return response.text
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """The `reviews export` command; the count of cases goes to stderr."""
+    text = fetch_export(
+        args.api,
+        token=os.environ.get(TOKEN_ENV, "").strip() or None,
+        tenant=args.tenant,
+        label=args.label,
+        timeout=args.timeout,
+    )
+    lines = text.splitlines()
+    cases = sum(1 for line in lines if line.strip() and not line.startswith("//"))
+    skipped = sum(1 for line in lines if line.startswith("//"))
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text, encoding="utf-8")
+    where = f" to {args.out}" if args.out else ""
+    left_out = f" ({skipped} labelled turns left out: their spans are gone)" if skipped else ""
+    print(f"exported {cases} labelled turns{where}{left_out}", file=sys.stderr)
+    return 0
