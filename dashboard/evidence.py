@@ -1,41 +1,31 @@
-"""What a turn's findings were checked against: for each token a finding names, which
-tool calls' arguments or results contain it, and whether the user's request does.
-
-Pure functions over the API's turn JSON; the turn page and the verification queue show
-these so a reader sees at a glance that an identifier in the reply is in no tool result.
+"""A turn's tool trace as the page shows it (arguments and results pretty-printed), and
+the lookups in it the evidence sentences, the turn page and the verification queue need:
+where a token stands in a call's arguments or result, which call a finding names, what a
+failed call answered. Pure functions over the API's turn JSON.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 MAX_PRETTY_CHARS = 20_000
 """Tool payloads longer than this are shown as sent, not re-indented."""
+MAX_ERROR_CHARS = 160
+"""A failed call's answer is cut here in a sentence (the payload shows all of it)."""
+MAX_ERROR_LINES = 5
+"""Lines of a failed call's result marked as its error."""
 _ARGUMENT_KINDS = frozenset({"ungrounded_tool_argument"})
 
-
-@dataclass(frozen=True)
-class TokenEvidence:
-    """Where one finding's token occurs outside the reply."""
-
-    token: str
-    kind: str
-    severity: str
-    in_results: tuple[str, ...]
-    """Names of the tool calls whose result contains the token."""
-    in_arguments: tuple[str, ...]
-    """Names of the tool calls whose arguments contain the token."""
-    in_request: bool
-    earlier_only: bool = False
-    """True when only the results of calls before the finding's own call were searched."""
-
-    @property
-    def grounded(self) -> bool:
-        """True when some tool result holds the token."""
-        return bool(self.in_results)
+Tone = Literal["backed", "against", "seen"]
+"""How a piece of the trace bears on a finding. `backed`: it supports what the reply says
+(the only one shown green). `against`: it is what the finding rests on (the error a call
+returned, an invented value, a tool nobody offered). `seen`: the token shows up there
+without backing anything (a search snippet, a call echoing its own input)."""
+Where = Literal["arguments", "result"]
 
 
 def pretty(value: Any) -> str:
@@ -74,62 +64,111 @@ def search_text(finding: Mapping[str, Any]) -> str:
     return token
 
 
-def token_evidence(
-    findings: Iterable[Mapping[str, Any]],
-    tool_calls: Sequence[Mapping[str, Any]],
-    user_message: str = "",
-) -> list[TokenEvidence]:
-    """One entry per distinct (token, kind) of the findings that name a token, in the
-    findings' order. A finding about one call's arguments (it names the call) is checked
-    against the results of the calls before it, as its validator did."""
-    results = [pretty(call.get("result")) for call in tool_calls]
-    raw_results = [str(call.get("result") or "") for call in tool_calls]
-    arguments = [pretty(call.get("arguments")) for call in tool_calls]
-    raw_arguments = [json.dumps(call.get("arguments"), ensure_ascii=False) for call in tool_calls]
-    labels = [call_label(call, i) for i, call in enumerate(tool_calls)]
-    seen: set[tuple[str, str]] = set()
-    evidence: list[TokenEvidence] = []
-    for finding in findings:
-        token = str(finding.get("token") or "")
-        kind = str(finding.get("kind", ""))
-        if not token or (token, kind) in seen:
-            continue
-        seen.add((token, kind))
-        needle = search_text(finding)
-        before = _calls_before(finding, tool_calls)
-        evidence.append(
-            TokenEvidence(
-                token=token,
-                kind=kind,
-                severity=str(finding.get("severity", "")),
-                in_results=tuple(
-                    label
-                    for label, text, raw in zip(
-                        labels[:before], results[:before], raw_results[:before], strict=True
-                    )
-                    if needle in text or needle in raw
-                ),
-                in_arguments=tuple(
-                    label
-                    for label, text, raw in zip(labels, arguments, raw_arguments, strict=True)
-                    if needle in text or needle in raw
-                ),
-                in_request=needle in user_message,
-                earlier_only=before < len(tool_calls),
-            )
-        )
-    return evidence
+@dataclass(frozen=True)
+class Trace:
+    """A turn's tool calls as the page shows them (arguments and results pretty-printed),
+    with the lookups the evidence sentences need."""
+
+    calls: Sequence[Mapping[str, Any]]
+    user_message: str = ""
+    span_errors: Mapping[str, str] = field(default_factory=dict)
+    """Span id -> status message, for failed calls that recorded no result."""
+
+    @classmethod
+    def of(
+        cls,
+        tool_calls: Sequence[Mapping[str, Any]],
+        user_message: str = "",
+        spans: Iterable[Mapping[str, Any]] = (),
+    ) -> Trace:
+        errors = {
+            str(s.get("span_id")): str(s.get("status_message") or "")
+            for s in spans
+            if s.get("status_message")
+        }
+        return cls(tuple(tool_calls), user_message, errors)
+
+    def label(self, index: int) -> str:
+        return call_label(self.calls[index], index)
+
+    def text(self, index: int, where: Where) -> str:
+        """What the page shows of a call's arguments or result."""
+        call = self.calls[index]
+        return pretty(call.get("arguments") if where == "arguments" else call.get("result"))
+
+    def form(self, index: int, where: Where, needle: str, *, fold: bool = False) -> str | None:
+        """`needle` as it stands in a call's shown arguments or result (as is, or JSON-
+        escaped inside a string; `fold` ignores case), None when it is not there."""
+        return shown_form(self.text(index, where), needle, fold=fold)
+
+    def holding(
+        self, needle: str, where: Where, calls: Iterable[int] | None = None, *, fold: bool = False
+    ) -> list[tuple[int, str]]:
+        """(index, form) of the calls whose arguments or result hold `needle`."""
+        found = []
+        for index in range(len(self.calls)) if calls is None else calls:
+            form = self.form(index, where, needle, fold=fold)
+            if form is not None:
+                found.append((index, form))
+        return found
+
+    def index_of(self, finding: Mapping[str, Any]) -> int | None:
+        """The call a finding names by call id."""
+        call_id = finding.get("call_id")
+        if call_id:
+            for index, call in enumerate(self.calls):
+                if call.get("call_id") == call_id:
+                    return index
+        return None
+
+    def named(self, names: Iterable[str]) -> list[int]:
+        wanted = set(names)
+        return [i for i, call in enumerate(self.calls) if call.get("name") in wanted]
+
+    def failed(self, index: int) -> bool:
+        return not self.calls[index].get("ok", True)
+
+    def error(self, index: int) -> tuple[str, list[str]]:
+        """What a failed call answered, as a sentence shows it (cut at MAX_ERROR_CHARS; a
+        JSON payload on one line), and the lines of its shown result that say what went
+        wrong, to mark. A call that recorded no result has its span's status message."""
+        shown = self.text(index, "result")
+        if not shown.strip():
+            span_id = str(self.calls[index].get("span_id") or "")
+            return self.span_errors.get(span_id, "")[:MAX_ERROR_CHARS], []
+        lines = [line.strip() for line in shown.splitlines() if line.strip()]
+        telling = [line for line in lines if _ERROR_LINE.search(line)][:MAX_ERROR_LINES]
+        if len(lines) > 1 and shown != str(self.calls[index].get("result")):
+            said = json.dumps(json.loads(shown), ensure_ascii=False)  # re-indented JSON
+        else:
+            said = (telling or lines)[0]
+        return said[:MAX_ERROR_CHARS], telling or lines[:1]
 
 
-def _calls_before(finding: Mapping[str, Any], tool_calls: Sequence[Mapping[str, Any]]) -> int:
-    """How many calls' results may ground the finding: those before the call it names
-    (by call id, for argument kinds), else all of them."""
-    call_id = finding.get("call_id")
-    if call_id and finding.get("kind") in _ARGUMENT_KINDS:
-        for index, call in enumerate(tool_calls):
-            if call.get("call_id") == call_id:
-                return index
-    return len(tool_calls)
+_ERROR_LINE = re.compile(
+    r"error|fail|exception|denied|reject|refused|invalid|not found|no such|unknown|"
+    r"forbidden|unauthori[sz]ed|timed? ?out|exceeded|\"ok\": false|\b[45]\d\d\b",
+    re.I,
+)
+
+
+def shown_form(text: str, needle: str, *, fold: bool = False) -> str | None:
+    """`needle` as it stands in `text`: as is, or JSON-escaped (a value with quotes or
+    backslashes inside a pretty-printed payload); `fold` ignores case."""
+    if not needle:
+        return None
+    escaped = json.dumps(needle, ensure_ascii=False)[1:-1]
+    for form in dict.fromkeys((needle, escaped)):
+        if fold:
+            m = re.search(re.escape(form), text, re.IGNORECASE)
+            if m is not None:
+                return m.group()
+        elif form in text:
+            return form
+    return None
+
+
+# ---- the verification queue ---------------------------------------------------------
 
 
 def suspicious_tokens(findings: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -6,6 +6,10 @@ A finding is located by its character offsets in the reply (`span`); one without
 offsets is located by its token wherever the token occurs (at most MAX_MARKS_PER_TOKEN
 times). Overlapping findings split the text into segments; a segment covered by several
 findings carries every kind's class, and each finding's label follows its last segment.
+
+In a tool payload, text is marked in the tone of the evidence it is (`evidence.Tone`):
+green `fl-backed` only where it backs what the reply says, red `fl-against` where it is
+what a finding rests on, amber `fl-seen` where the token merely shows up.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from factledger.dashboard.evidence import Tone
 from factledger.processors.kinds import KIND_INFO, Kind
 
 MAX_MARKS_PER_TOKEN = 20
@@ -78,7 +83,21 @@ def stylesheet() -> str:
         ".fl-label { font-family: system-ui, sans-serif; font-size: 0.68rem; font-weight: 600;"
         " border-radius: 0.6rem; padding: 0.05rem 0.4rem; margin: 0 0.2rem; white-space: nowrap;"
         " vertical-align: 0.12rem; }",
-        ".fl-found { background: #9ae6b4; border-radius: 0.25rem; padding: 0 0.1rem; }",
+        ".fl-tone { border-radius: 0.25rem; padding: 0 0.1rem; color: inherit; }",
+        "mark.fl-backed { background: #9ae6b4; }",
+        "mark.fl-against { background: #feb2b2; outline: 1px solid #c53030; }",
+        "mark.fl-seen { background: #fefcbf; outline: 1px dashed #b7791f; }",
+        ".fl-part.fl-backed { color: #276749; font-weight: 600; }",
+        ".fl-part.fl-against { color: #c53030; font-weight: 600; }",
+        ".fl-part.fl-seen { color: #975a16; }",
+        "code.fl-part.fl-backed { background: #c6f6d5; }",
+        "code.fl-part.fl-against { background: #fed7d7; }",
+        "code.fl-part.fl-seen { background: #fefcbf; }",
+        ".fl-badge { display: inline-block; font-size: 0.75rem; font-weight: 600;"
+        " border-radius: 0.7rem; padding: 0.05rem 0.5rem; margin-right: 0.4rem; }",
+        ".fl-badge.fl-against { background: #fed7d7; color: #9b2c2c; }",
+        ".fl-badge.fl-backed { background: #c6f6d5; color: #22543d; }",
+        ".fl-badge.fl-seen { background: #fefcbf; color: #744210; }",
     ]
     for kind in Kind:
         colour = _CLASS_COLOURS.get(KIND_INFO[kind].hallucination_class, _FALLBACK_COLOUR)
@@ -135,20 +154,27 @@ def highlight_reply(reply: str, findings: Iterable[Mapping[str, Any]]) -> str:
     return f'<div class="fl-reply">{"".join(parts)}</div>'
 
 
-def mark_tokens(text: str, tokens: Sequence[str], *, error: bool = False) -> str:
+TONE_RANK: dict[Tone, int] = {"against": 0, "backed": 1, "seen": 2}
+"""Where two marks start at the same place, the finding's own evidence wins."""
+_SEEN: Tone = "seen"
+
+
+def mark_tokens(text: str, marks: Sequence[str | tuple[str, Tone]], *, error: bool = False) -> str:
     """`text` (a tool's arguments or result) as `<pre class="fl-result">` HTML with every
-    occurrence of the given tokens in `<mark class="fl-found">`."""
-    spans: list[tuple[int, int]] = []
-    for token in dict.fromkeys(t for t in tokens if t):
-        spans.extend((s, s + len(token)) for s in _occurrences(text, token))
-    spans.sort()
+    occurrence of each mark's text in `<mark class="fl-tone fl-<tone>">`. A bare string
+    is marked `seen`: a token that shows up, which by itself backs nothing."""
+    spans: list[tuple[int, int, Tone]] = []
+    for mark in dict.fromkeys(marks):
+        token, tone = (mark, _SEEN) if isinstance(mark, str) else mark
+        spans.extend((s, s + len(token), tone) for s in _occurrences(text, token))
+    spans.sort(key=lambda span: (span[0], TONE_RANK[span[2]], -span[1]))
     parts: list[str] = []
     position = 0
-    for start, end in spans:
+    for start, end, tone in spans:
         if start < position:  # overlaps an earlier mark: that one already shows it
             continue
         parts.append(html.escape(text[position:start]))
-        parts.append(f'<mark class="fl-found">{html.escape(text[start:end])}</mark>')
+        parts.append(f'<mark class="fl-tone fl-{tone}">{html.escape(text[start:end])}</mark>')
         position = end
     parts.append(html.escape(text[position:]))
     classes = "fl-result fl-error" if error else "fl-result"

@@ -12,6 +12,13 @@ import streamlit as st
 
 from factledger.dashboard import charts, evidence, figures
 from factledger.dashboard.client import Turn
+from factledger.dashboard.finding_evidence import (
+    FindingEvidence,
+    Part,
+    badges_on,
+    finding_evidence,
+    marks_on,
+)
 from factledger.dashboard.highlight import css_class, highlight_reply, kind_label, mark_tokens
 from factledger.dashboard.ui import verdict_html, when
 
@@ -27,16 +34,18 @@ def render_turn(turn: Turn) -> None:
         f"<code>{html.escape(turn['conversation_id'] or '–')}</code> · verdict version "
         f"{turn['version']}</span>"
     )
-    tokens = evidence.search_texts(turn["findings"])
+    found = finding_evidence(
+        turn["findings"], turn["tool_calls"], turn["user_message"], turn["spans"]
+    )
     left, right = st.columns([3, 2], gap="large")
     with left:
         request_block(turn["user_message"])
         reply_block(turn["reply"], turn["findings"])
-        evidence_block(turn["findings"], turn["tool_calls"], turn["user_message"])
+        evidence_block(turn["findings"], turn["tool_calls"], turn["user_message"], found=found)
         findings_block(turn["findings"])
     with right:
         st.subheader(f"Tool calls ({len(turn['tool_calls'])})")
-        tool_calls_block(turn["tool_calls"], tokens)
+        tool_calls_block(turn["tool_calls"], found)
 
     st.subheader("Span waterfall")
     spans = figures.span_rows(turn["spans"])
@@ -99,32 +108,37 @@ def evidence_block(
     findings: Sequence[Mapping[str, Any]],
     tool_calls: Sequence[Mapping[str, Any]],
     user_message: str,
+    *,
+    found: Sequence[FindingEvidence] | None = None,
 ) -> None:
-    """One line per token a finding names: in which tool results it is, if any."""
-    found = evidence.token_evidence(findings, tool_calls, user_message)
+    """One line per finding: what it rests on in the tool trace, worded for its kind
+    (`finding_evidence`). Green only where the trace backs the reply."""
+    if found is None:
+        found = finding_evidence(findings, tool_calls, user_message)
     if not found:
         return
-    lines = []
-    for item in found:
-        token = f"<code>{html.escape(item.token)}</code>"
-        label = (
-            f'<span class="fl-label {css_class(item.kind)}">'
-            f"{html.escape(kind_label(item.kind))}</span>"
-        )
-        if item.in_results:
-            where = ", ".join(html.escape(name) for name in item.in_results)
-            status = f'<span class="fl-present">in the result of {where}</span>'
-        else:
-            scope = "earlier tool result" if item.earlier_only else "tool result"
-            status = f'<span class="fl-missing">✗ in no {scope}</span>'
-        extra = []
-        if item.in_arguments:
-            extra.append("in the arguments of " + ", ".join(map(html.escape, item.in_arguments)))
-        if item.in_request:
-            extra.append("in the user request")
-        more = f" ({'; '.join(extra)})" if extra else ""
-        lines.append(f'<div class="fl-evidence">{token} {label} {status}{more}</div>')
-    st.html('<div class="fl-meta">Looked up in the tool trace:</div>' + "".join(lines))
+    lines = [
+        f'<div class="fl-evidence" data-kind="{html.escape(item.kind, quote=True)}">'
+        f'<span class="fl-label {css_class(item.kind)}">{html.escape(kind_label(item.kind))}'
+        f"</span> {''.join(map(_part_html, item.parts))}</div>"
+        for item in found
+    ]
+    st.html(
+        '<div class="fl-meta">What each finding rests on in the tool trace '
+        '(<span class="fl-part fl-backed">green: backs the reply</span> · '
+        '<span class="fl-part fl-against">red: the finding\'s evidence</span> · '
+        '<span class="fl-part fl-seen">amber: shows up, backs nothing</span>):</div>'
+        + "".join(lines)
+    )
+
+
+def _part_html(part: Part) -> str:
+    text = html.escape(part.text)
+    if not part.code and part.tone is None:
+        return text
+    classes = f"fl-part fl-{part.tone}" if part.tone else "fl-part"
+    tag = "code" if part.code else "span"
+    return f'<{tag} class="{classes}">{text}</{tag}>'
 
 
 def findings_block(findings: Sequence[Mapping[str, Any]]) -> None:
@@ -138,11 +152,14 @@ def findings_block(findings: Sequence[Mapping[str, Any]]) -> None:
         bits = [
             f'<span class="fl-label {css_class(kind)}">{html.escape(kind_label(kind))}</span>',
             f"<b>{html.escape(str(finding['severity']))}</b>",
-            f"class {html.escape(str(finding['class']))}",
         ]
+        if finding.get("class"):
+            bits.append(f"class {html.escape(str(finding['class']))}")
         if score is not None:
             bits.append(f"score {float(score):.2f}")
-        checked = ", ".join(finding.get("checked_against") or []) or "–"
+        note = finding.get("checked_note")
+        checked = ", ".join([*(finding.get("checked_against") or []), *([note] if note else [])])
+        checked = checked or "–"
         st.html(
             f'<div class="fl-evidence">{" · ".join(bits)}<br>'
             f"{html.escape(str(finding['message']))}<br>"
@@ -151,9 +168,11 @@ def findings_block(findings: Sequence[Mapping[str, Any]]) -> None:
         )
 
 
-def tool_calls_block(tool_calls: Sequence[Mapping[str, Any]], tokens: Sequence[str]) -> None:
-    """Each call's arguments and result, errors marked, the findings' tokens marked
-    wherever they occur."""
+def tool_calls_block(
+    tool_calls: Sequence[Mapping[str, Any]], found: Sequence[FindingEvidence] = ()
+) -> None:
+    """Each call's arguments and result, errors marked, and the findings' evidence marked
+    in its tone; a call a finding is about carries that finding's badge."""
     if not tool_calls:
         st.info("No tool was called in this turn.")
         return
@@ -170,14 +189,21 @@ def tool_calls_block(tool_calls: Sequence[Mapping[str, Any]], tokens: Sequence[s
                 status += (
                     '<span class="fl-verdict fl-verdict-flag">described in prose, never ran</span>'
                 )
+            status += "".join(
+                f'<span class="fl-badge fl-{tone}">{html.escape(text)}</span>'
+                for text, tone in badges_on(found, index)
+            )
             st.html(
                 f"{status}<b>{html.escape(evidence.call_label(call, index))}</b>"
                 '<div class="fl-meta">arguments</div>'
-                + mark_tokens(evidence.pretty(call.get("arguments")) or "{}", tokens)
+                + mark_tokens(
+                    evidence.pretty(call.get("arguments")) or "{}",
+                    marks_on(found, index, "arguments"),
+                )
                 + '<div class="fl-meta">result</div>'
                 + mark_tokens(
                     evidence.pretty(call.get("result")) or "(no result recorded)",
-                    tokens,
+                    marks_on(found, index, "result"),
                     error=failed,
                 )
             )

@@ -1,5 +1,6 @@
-"""Where a finding's token occurs outside the reply: tool results, arguments, the
-request; which tokens a reviewer judges; which calls they were checked against."""
+"""The tool trace as the page shows it: payloads pretty-printed, a token found in the
+shown text as it stands there, a failed call's error, which tokens a reviewer judges and
+which calls they were checked against."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 
 from factledger.dashboard import evidence
-from factledger.dashboard.evidence import TokenEvidence
+from factledger.dashboard.evidence import Trace, shown_form
 
 CALLS: list[dict[str, Any]] = [
     {
@@ -26,51 +27,6 @@ CALLS: list[dict[str, Any]] = [
         "ok": False,
     },
 ]
-
-
-def finding(token: str, kind: str = "fabricated_identifier", **extra: Any) -> dict[str, Any]:
-    return {"token": token, "kind": kind, "severity": "reject", **extra}
-
-
-@pytest.mark.parametrize(
-    ("token", "expected"),
-    [
-        pytest.param(
-            "OPS-2977",
-            TokenEvidence("OPS-2977", "fabricated_identifier", "reject", (), (), False),
-            id="fabricated-token-is-in-no-result",
-        ),
-        pytest.param(
-            "OPS-2879",
-            TokenEvidence(
-                "OPS-2879",
-                "fabricated_identifier",
-                "reject",
-                ("create_ticket (call_1)",),
-                (),
-                False,
-            ),
-            id="token-in-a-result-names-the-call",
-        ),
-        pytest.param(
-            "OPS-1000",
-            TokenEvidence("OPS-1000", "fabricated_identifier", "reject", (), ("get_ticket",), True),
-            id="token-in-arguments-and-request",
-        ),
-    ],
-)
-def test_token_evidence(token: str, expected: TokenEvidence):
-    (got,) = evidence.token_evidence([finding(token)], CALLS, "Look at OPS-1000 please")
-    assert got == expected
-    assert got.grounded == bool(expected.in_results)
-
-
-def test_token_evidence_skips_findings_without_tokens_and_repeats():
-    findings = [finding(""), finding("X1"), finding("X1"), finding("X1", kind="stall")]
-    assert [(e.token, e.kind) for e in evidence.token_evidence(findings, [], "")] == [
-        ("X1", "fabricated_identifier"),
-        ("X1", "stall"),
-    ]
 
 
 @pytest.mark.parametrize(
@@ -133,31 +89,72 @@ def test_call_label():
     assert evidence.call_label({}, 2) == "call 3"
 
 
-ARGUMENT_CALLS: list[dict[str, Any]] = [
-    {"name": "lookup", "call_id": "c1", "arguments": {}, "result": "nothing here", "ok": True},
-    {
-        "name": "send_email",
-        "call_id": "c2",
-        "arguments": {"to": "farah@acme.example"},
-        "result": '{"to": "farah@acme.example", "status": "sent"}',
-        "ok": True,
-    },
-]
+@pytest.mark.parametrize(
+    ("text", "needle", "fold", "form"),
+    [
+        ('{\n  "key": "OPS-2879"\n}', "OPS-2879", False, "OPS-2879"),
+        ('{\n  "title": "The \\"Ops\\" book"\n}', 'The "Ops" book', False, 'The \\"Ops\\" book'),
+        ("def Retry_With_Backoff():", "retry_with_backoff", True, "Retry_With_Backoff"),
+        ("def Retry_With_Backoff():", "retry_with_backoff", False, None),
+        ("anything", "", False, None),
+    ],
+    ids=["as-is", "json-escaped", "case-folded", "case-kept", "empty-needle"],
+)
+def test_shown_form(text: str, needle: str, fold: bool, form: str | None):
+    assert shown_form(text, needle, fold=fold) == form
 
 
-def test_an_argument_finding_is_checked_against_earlier_results_by_value():
-    ungrounded = {
-        "token": "to=farah@acme.example",
-        "kind": "ungrounded_tool_argument",
-        "severity": "flag",
-        "call_id": "c2",
+def test_trace_lookups():
+    trace = Trace.of(CALLS, "Look at OPS-1000 please")
+    assert trace.holding("OPS-2879", "result") == [(0, "OPS-2879")]
+    assert trace.holding("OPS-1000", "arguments") == [(1, "OPS-1000")]
+    assert trace.holding("OPS-2879", "result", calls=[1]) == []
+    assert trace.index_of({"call_id": "call_1"}) == 0
+    assert trace.index_of({"call_id": "nope"}) is None
+    assert trace.index_of({}) is None
+    assert trace.named(["get_ticket"]) == [1]
+    assert [trace.failed(i) for i in range(2)] == [False, True]
+    assert trace.label(0) == "create_ticket (call_1)"
+
+
+@pytest.mark.parametrize(
+    ("result", "spans", "said", "lines"),
+    [
+        pytest.param("no such ticket", [], "no such ticket", ["no such ticket"], id="plain-text"),
+        pytest.param(
+            "Traceback (most recent call last):\n  File x\nKeyError: 'key'",
+            [],
+            "KeyError: 'key'",
+            ["KeyError: 'key'"],
+            id="the-telling-line",
+        ),
+        pytest.param(
+            '{"ok": false, "detail": "quota exceeded"}',
+            [],
+            '{"ok": false, "detail": "quota exceeded"}',
+            ['"ok": false,', '"detail": "quota exceeded"'],
+            id="json-on-one-line-its-error-lines-marked",
+        ),
+        pytest.param(
+            None,
+            [{"span_id": "s1", "status_message": "HTTP 503"}],
+            "HTTP 503",
+            [],
+            id="no-result-the-span-status",
+        ),
+        pytest.param(None, [], "", [], id="nothing-recorded"),
+        pytest.param("x" * 300, [], "x" * 160, ["x" * 300], id="cut-in-the-sentence"),
+    ],
+)
+def test_error(result: str | None, spans: list[dict[str, Any]], said: str, lines: list[str]):
+    failed: dict[str, Any] = {
+        "name": "t",
+        "result": result,
+        "ok": False,
+        "span_id": "s1",
+        "arguments": {},
     }
-    (got,) = evidence.token_evidence([ungrounded], ARGUMENT_CALLS, "mail Farah")
-    # the call's own result echoes the address; only the earlier results count
-    assert got.in_results == ()
-    assert got.earlier_only
-    assert got.in_arguments == ("send_email (c2)",)
-    assert evidence.search_texts([ungrounded, finding("X1")]) == ["farah@acme.example", "X1"]
+    assert Trace.of([failed], "", spans).error(0) == (said, lines)
 
 
 @pytest.mark.parametrize(
@@ -171,3 +168,13 @@ def test_an_argument_finding_is_checked_against_earlier_results_by_value():
 )
 def test_search_text(found, text):
     assert evidence.search_text(found) == text
+
+
+def test_search_texts_are_distinct_and_argument_findings_give_their_value():
+    findings = [
+        {"token": "to=farah@acme.example", "kind": "ungrounded_tool_argument"},
+        {"token": "X1", "kind": "fabricated_identifier"},
+        {"token": "X1", "kind": "stall"},
+        {"token": "", "kind": "stall"},
+    ]
+    assert evidence.search_texts(findings) == ["farah@acme.example", "X1"]

@@ -119,41 +119,71 @@ def test_token_fallback_is_bounded():
 
 
 @pytest.mark.parametrize(
-    ("text", "tokens", "error", "expected"),
+    ("text", "marks", "error", "expected"),
     [
         pytest.param(
             '{"key": "OPS-2879"}',
-            ["OPS-2977"],
+            [("OPS-2977", "backed")],
             False,
             '<pre class="fl-result">{&quot;key&quot;: &quot;OPS-2879&quot;}</pre>',
             id="absent-token-marks-nothing",
         ),
         pytest.param(
             "sha a1b2c3d ok",
+            [("a1b2c3d", "backed")],
+            False,
+            '<pre class="fl-result">sha <mark class="fl-tone fl-backed">a1b2c3d</mark> ok</pre>',
+            id="backed-is-the-only-green",
+        ),
+        pytest.param(
+            "Error: rejected",
+            [("Error: rejected", "against")],
+            True,
+            '<pre class="fl-result fl-error"><mark class="fl-tone fl-against">Error: rejected'
+            "</mark></pre>",
+            id="a-findings-own-evidence-is-against",
+        ),
+        pytest.param(
+            "sha a1b2c3d ok",
             ["a1b2c3d"],
             False,
-            '<pre class="fl-result">sha <mark class="fl-found">a1b2c3d</mark> ok</pre>',
-            id="present-token-is-marked",
+            '<pre class="fl-result">sha <mark class="fl-tone fl-seen">a1b2c3d</mark> ok</pre>',
+            id="a-bare-token-is-seen-not-backed",
         ),
         pytest.param(
             "abcabc",
-            ["abc", "bca"],
+            [("abc", "seen"), ("bca", "backed")],
             True,
-            '<pre class="fl-result fl-error"><mark class="fl-found">abc</mark>'
-            '<mark class="fl-found">abc</mark></pre>',
-            id="overlapping-tokens-keep-the-first-and-errors-are-styled",
+            '<pre class="fl-result fl-error"><mark class="fl-tone fl-seen">abc</mark>'
+            '<mark class="fl-tone fl-seen">abc</mark></pre>',
+            id="overlapping-marks-keep-the-first",
+        ),
+        pytest.param(
+            "x@acme.example",
+            [("x@acme.example", "seen"), ("x@acme.example", "against")],
+            False,
+            '<pre class="fl-result"><mark class="fl-tone fl-against">x@acme.example</mark></pre>',
+            id="at-one-place-against-wins",
         ),
         pytest.param(
             "<b>",
-            ["<b>"],
+            [("<b>", "backed")],
             False,
-            '<pre class="fl-result"><mark class="fl-found">&lt;b&gt;</mark></pre>',
+            '<pre class="fl-result"><mark class="fl-tone fl-backed">&lt;b&gt;</mark></pre>',
             id="marked-text-is-escaped",
         ),
     ],
 )
-def test_mark_tokens(text: str, tokens: list[str], error: bool, expected: str):
-    assert mark_tokens(text, tokens, error=error) == expected
+def test_mark_tokens(text: str, marks: list[Any], error: bool, expected: str):
+    assert mark_tokens(text, marks, error=error) == expected
+
+
+def test_each_tone_has_a_colour_and_only_backed_is_green():
+    css = stylesheet()
+    for tone in ("backed", "against", "seen"):
+        assert f"mark.fl-{tone} {{" in css
+    greens = re.findall(r"([^\n]*)\{ background: #9ae6b4; \}", css)
+    assert [g.strip() for g in greens] == ["mark.fl-backed"]
 
 
 def test_every_kind_has_a_colour_rule():
