@@ -186,7 +186,7 @@ class TurnJudge:
                 continue
             turn_rows.append(turn_row)
             finding_rows.extend(findings)
-            model = self._model_label(assembled.turn.model)
+            model = self._model_label(self._stored_text(assembled.turn.model))
             counts.append(
                 Count(
                     "factledger_turns_validated_total",
@@ -207,6 +207,10 @@ class TurnJudge:
             if new > 0:
                 counts.append(Count("factledger_assembly_drops_total", new, (("reason", reason),)))
                 self._drops_seen[reason] = count
+
+    def _stored_text(self, text: str) -> str:
+        """`text` as the store keeps it: a label is as public as a stored row."""
+        return self._redactor.text(text) if self._redactor else text
 
     def _model_label(self, model: str) -> str:
         """Model names come from clients: bound the label set a Prometheus scrape sees."""

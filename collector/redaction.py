@@ -4,9 +4,10 @@
 Validation runs on the raw turn in memory, so grounding still compares the real values;
 only the copies handed to row shaping are redacted: span and event names, span attributes
 (resource, span, event; bytes values scanned as text), status messages, a turn's agent,
-request, reply and tool calls, and findings' messages, tokens and evidence, with each
-finding's character offsets moved to the redacted reply. A conversation id that holds a
-secret is replaced whole by a pseudonym (`identifier`), the same in spans and turns.
+model, service, request, reply and tool calls, and findings' messages, tokens and
+evidence, with each finding's character offsets moved to the redacted reply. A
+conversation id that holds a secret is replaced whole by a pseudonym (`identifier`), the
+same in spans and turns.
 
 Rules are regular expressions with cheap literal anchors: a rule runs only on text that
 contains one of its anchors, so the common span (no secret) costs a few substring tests.
@@ -161,7 +162,7 @@ SECRET_RULES: tuple[Rule, ...] = (
     _rule(
         "assigned_secret",
         r"(?i)(?:api[_-]?key|apikey|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|secret|password"
-        r"|passwd|pwd|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key)"
+        r"|passwd|pwd|token|private[_-]?key)"
         + _ASSIGNED
         + r"(?:\\?\"([^\"\\]{1,512})|\\?'([^'\\]{1,512})|([^\s\"',;{}<>\\]{6,512}))",
         ["key", "secret", "pass", "pwd", "token"],
@@ -363,6 +364,8 @@ class Redactor:
             turn,
             conversation_id=self.identifier(turn.conversation_id),
             agent=self.text(turn.agent),
+            model=self.text(turn.model),
+            service=self.text(turn.service),
             user_message=self.text(turn.user_message, known),
             reply=_apply(turn.reply, reply_edits),
             tool_calls=tuple(self._call(call, known) for call in turn.tool_calls),
@@ -401,7 +404,14 @@ class Redactor:
         joined (as `_clean` does for a span)."""
         if not self._all_joinable:
             return False
-        strings = [turn.reply, turn.user_message, turn.conversation_id, turn.agent]
+        strings = [
+            turn.reply,
+            turn.user_message,
+            turn.conversation_id,
+            turn.agent,
+            turn.model,
+            turn.service,
+        ]
         for call in turn.tool_calls:
             strings += (call.name, call.arguments_text, call.result or "")
             if not self._collect(call.arguments, strings):

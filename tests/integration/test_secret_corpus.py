@@ -1,7 +1,9 @@
 """A corpus of secret shapes, each where agents put them, sent as OTLP spans (and reviews)
 to a real service on loopback: afterwards no table of its store, no answer of its query
-API and no line of its metrics holds any secret's distinctive part (nor its hex, the form
-bytes attributes are stored in).
+API, no line of its metrics, no webhook body its alert rules sent (rules keyed by model,
+agent, service and finding kind, so names carrying secrets become alert keys) and no
+line of its log holds any secret's distinctive part (nor its hex, the form bytes
+attributes are stored in).
 
 The write-ahead log is left out on purpose: it holds requests as received until they are
 stored (README, "Deploy", step 4); everything here is about what is kept after that.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ import httpx
 from tests.integration.otlp_turns import turn_request
 from tests.integration.service_process import ServiceProcess
 from tests.integration.stored_text import judged_turns, stored_tables
+from tests.integration.webhook_receiver import Receiver
 
 JSON = {"Content-Type": "application/json"}
 _AWS = "wJalrXUtnFEMI/K7MDENG/"
@@ -290,7 +294,29 @@ CORPUS: tuple[Shape, ...] = (
         "ResMysqlPw42",
         extra={"key": "deployment.database_url"},
     ),
-    # Names and identifiers.
+    # Names and identifiers. The three group names alerts are keyed by come from turns
+    # that are rejected, so the alert rules below fire for their groups.
+    _shape(
+        "token in an agent name",
+        "agent",
+        "deploy-bot token=AgentNameTok3n77",
+        "AgentNameTok3n77",
+        extra={"reject": True},
+    ),
+    _shape(
+        "key in a model name",
+        "model",
+        "gpt-4o sk-proj-ModelNameKey0123456789ab",
+        "ModelNameKey0123456789ab",
+        extra={"reject": True},
+    ),
+    _shape(
+        "password in a service name",
+        "service",
+        "shop password=ServiceNamePw55",
+        "ServiceNamePw55",
+        extra={"reject": True},
+    ),
     _shape(
         "password in a span name",
         "span name",
@@ -367,10 +393,12 @@ def _turn(index: int, shape: Shape) -> dict[str, Any]:
     where, text = shape.where, shape.text
     body, ids = turn_request(
         index,
-        hallucinate=False,
+        hallucinate=bool(shape.extra.get("reject")),
+        model=text if where == "model" else "gpt-4o",
         user_text=f"Order #W{index:07d}: {text}" if where == "text" else None,
         result=text if where == "result" else None,
         reply=text if where == "reply" else None,
+        agent_attributes={"gen_ai.agent.name": text} if where == "agent" else None,
     )
     resource_spans: dict[str, Any] = json.loads(body)["resourceSpans"][0]
     spans: list[dict[str, Any]] = resource_spans["scopeSpans"][0]["spans"]
@@ -386,6 +414,10 @@ def _turn(index: int, shape: Shape) -> dict[str, Any]:
         resource_spans["resource"]["attributes"].append(
             {"key": shape.extra["key"], "value": {"stringValue": text}}
         )
+    elif where == "service":
+        for attribute in resource_spans["resource"]["attributes"]:
+            if attribute["key"] == "service.name":
+                attribute["value"] = {"stringValue": text}
     elif where == "conversation":
         _attributes(agent)["gen_ai.conversation.id"]["value"] = {"stringValue": text}
     elif where in ("span name", "event name", "bytes", "status"):
@@ -440,31 +472,62 @@ def _shown(url: str, turns: list[dict[str, Any]]) -> dict[str, str]:
     return shown
 
 
+def _alert_rules(path: Path, receiver: Receiver) -> Path:
+    """Rules that fire for every model, agent, service and finding kind with a rejected
+    turn in the last three hours, each notice sent as JSON and as Slack text."""
+    hooks = (
+        f'webhooks = [{{ url = "{receiver.url("/json")}" }}, '
+        f'{{ url = "{receiver.url("/slack")}", format = "slack" }}]\n'
+    )
+    rules = "".join(
+        f'[[rules]]\nname = "by-{group}"\ngroup_by = "{group}"\nwindow = "3h"\n'
+        "threshold = 0.001\nbaseline_factor = false\nmin_turns = 1\n"
+        for group in ("model", "agent", "service", "kind")
+    )
+    path.write_text(hooks + rules, encoding="utf-8")
+    return path
+
+
 def test_no_secret_of_the_corpus_is_stored_or_shown(tmp_path: Path) -> None:
     assert len(CORPUS) >= 40
     data = tmp_path / "service"
+    receiver = Receiver()
+    env = {
+        "FACTLEDGER_ALERTS": str(_alert_rules(tmp_path / "alerts.toml", receiver)),
+        "FACTLEDGER_ALERT_INTERVAL_SECONDS": "1",
+    }
     spans = [_turn(1000 + i, shape) for i, shape in enumerate(CORPUS)]
-    with ServiceProcess(data) as service:
-        answer = httpx.post(
-            f"{service.url}/v1/traces",
-            headers=JSON,
-            content=json.dumps({"resourceSpans": spans}).encode(),
-            timeout=60,
-        )
-        assert answer.status_code == 200, answer.text
-        turns = judged_turns(service.url, len(CORPUS))
-        for shape in CORPUS:
-            if shape.where in ("note", "reviewer"):
-                review = {"label": "hallucination", shape.where: shape.text}
-                reviewed = httpx.post(
-                    f"{service.url}/api/v1/turns/{turns[0]['turn_id']}/reviews", json=review
-                )
-                assert reviewed.status_code == 201
-        shown = _shown(service.url, turns)
+    try:
+        with ServiceProcess(data, env) as service:
+            answer = httpx.post(
+                f"{service.url}/v1/traces",
+                headers=JSON,
+                content=json.dumps({"resourceSpans": spans}).encode(),
+                timeout=60,
+            )
+            assert answer.status_code == 200, answer.text
+            turns = judged_turns(service.url, len(CORPUS))
+            for shape in CORPUS:
+                if shape.where in ("note", "reviewer"):
+                    review = {"label": "hallucination", shape.where: shape.text}
+                    reviewed = httpx.post(
+                        f"{service.url}/api/v1/turns/{turns[0]['turn_id']}/reviews", json=review
+                    )
+                    assert reviewed.status_code == 201
+            shown = _shown(service.url, turns)
+            notices = _notices(receiver)
+        log = service.log()
+    finally:
+        receiver.close()
     stored = stored_tables(data)
-    assert {"spans", "turns", "findings", "reviews"} <= set(stored)
+    assert {"spans", "turns", "findings", "reviews", "alerts"} <= set(stored)
     assert "[REDACTED:" in stored["spans"] and "[REDACTED:" in stored["reviews"]
-    places = {**{f"table {t}": text for t, text in stored.items()}, **shown}
+    places = {
+        **{f"table {t}": text for t, text in stored.items()},
+        **shown,
+        "webhook bodies": notices,
+        "service log": log,
+    }
     leaks = [
         f"{shape.name} ({shape.where}): {part!r} in {where}"
         for shape in CORPUS
@@ -473,3 +536,21 @@ def test_no_secret_of_the_corpus_is_stored_or_shown(tmp_path: Path) -> None:
         if part in text or part.encode().hex() in text
     ]
     assert not leaks, "\n".join(leaks)
+
+
+def _notices(receiver: Receiver) -> str:
+    """Every webhook body, once a notice went out for each group a secret names (each
+    rejected turn's model, agent and service) in both formats."""
+    rejected = [shape for shape in CORPUS if shape.extra.get("reject")]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        keyed = {(b["group_by"], b["tenant"]) for b in receiver.bodies("/json")}
+        groups = {group for group, _ in keyed}
+        if {"model", "agent", "service", "kind"} <= groups and len(receiver.bodies("/json")) >= len(
+            rejected
+        ) + 3:
+            break
+        time.sleep(0.2)
+    bodies = receiver.bodies()
+    assert len(receiver.bodies("/slack")) >= 4, "the alert rules fired"
+    return json.dumps(bodies, ensure_ascii=False)

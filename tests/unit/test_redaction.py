@@ -508,20 +508,38 @@ def test_a_secret_conversation_id_becomes_one_pseudonym_in_spans_and_turns() -> 
     assert clean.conversation_id == "conv-42"
 
 
-def test_a_secret_in_the_agent_or_a_tool_name_is_redacted() -> None:
-    turn = Turn(reply="ok", agent=f"agent {KEY}", tool_calls=(ToolCall(f"call {KEY}"),))
+def test_a_secret_in_the_agent_model_service_or_a_tool_name_is_redacted() -> None:
+    turn = Turn(
+        reply="ok",
+        agent=f"agent {KEY}",
+        model=f"gpt-4o {KEY}",
+        service=f"shop {KEY}",
+        tool_calls=(ToolCall(f"call {KEY}"),),
+    )
     stored_turn, _ = DEFAULT.judged(turn, Verdict(Outcome.PASS))
     assert KEY not in repr(stored_turn)
+    assert (stored_turn.model, stored_turn.service) == (
+        "gpt-4o [REDACTED:openai_key]",
+        "shop [REDACTED:openai_key]",
+    )
 
 
 @pytest.mark.parametrize(
     ("text", "stored"),
     [
-        ("GITHUB_TOKEN=ghs_short0123456789", "GITHUB_TOKEN=[REDACTED:env_secret]"),
+        ("GITHUB_TOKEN=ghs_short0123456789", "GITHUB_TOKEN=[REDACTED:assigned_secret]"),
+        ("deploy token=Tok3nValue77", "deploy token=[REDACTED:assigned_secret]"),
+        ('{"api_token": "short"}', '{"api_token": "[REDACTED:assigned_secret]"}'),
         ("VAULT_PASS=s.Abc123xyz", "VAULT_PASS=[REDACTED:env_secret]"),
         ("AWS_SECRET_ACCESS_KEY=notforty123", "AWS_SECRET_ACCESS_KEY=[REDACTED:assigned_secret]"),
     ],
-    ids=["env-token", "env-pass", "aws-secret-of-any-length"],
+    ids=[
+        "env-token",
+        "token-in-prose",
+        "api-token-in-json",
+        "env-pass",
+        "aws-secret-of-any-length",
+    ],
 )
 def test_env_dump_secrets_of_any_shape_are_replaced(text: str, stored: str) -> None:
     assert DEFAULT.text(text) == stored
