@@ -115,7 +115,7 @@ def create_app(
         summary="Checks LLM agents' replies against their own tool trace.",
         version="0.1.0",
         lifespan=lifespan,
-        docs_url=None,  # /docs and /redoc come from add_docs_pages: no CDN
+        docs_url=None,  # /docs comes from add_docs_pages: no CDN
         redoc_url=None,
     )
     add_docs_pages(app)

@@ -20,7 +20,8 @@ PAGES = (
 
 
 def main() -> None:
-    st.set_page_config(page_title="FactLedger", page_icon=":material/fact_check:", layout="wide")
+    # An emoji favicon is drawn in the page; a :material/...: one is fetched from Google.
+    st.set_page_config(page_title="FactLedger", page_icon="🔎", layout="wide")
     pages = [
         st.Page(guarded(render), title=title, url_path=path, icon=icon, default=index == 0)
         for index, (render, title, path, icon) in enumerate(PAGES)
