@@ -7,26 +7,34 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
+from factledger import reply_marks
 from factledger.alerts_cli import add_alerts_parser
 from factledger.collector.private_dirs import restrict_umask
-from factledger.evaluation import evaluate, read_cases
-from factledger.processors.errors import FactLedgerError
-from factledger.processors.guard import check
+from factledger.evaluation import Case, CaseResult, evaluate, read_cases
+from factledger.ports import check_port_free
+from factledger.processors.errors import FactLedgerError, TranscriptError
+from factledger.processors.guard import CheckResult, check
 from factledger.processors.model import Finding
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
+from factledger.progress import progress_bar
 from factledger.reviews_cli import add_reviews_parser
 from factledger.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings
 
-PROGRESS_MIN_BYTES = 256 * 1024
 _ALERTS_HELP = "alert rules TOML (env FACTLEDGER_ALERTS; default: the built-in rule)"
-"""Files at least this large get a progress bar on stderr."""
+_DATA_DIR_HELP = (
+    "embedded store and write-ahead log (env FACTLEDGER_DATA_DIR; default ./.factledger)"
+)
+COLOR_CHOICES = ("auto", "always", "never")
+DEMO_MODES = ("auto", "always", "never")
+"""`factledger up --demo` (factledger.up.DemoMode), here so --help imports no service code."""
+HINT_MAX_BYTES = 64 * 1024 * 1024
+"""A file that fails as eval cases is read whole, to see whether it is one transcript,
+only up to this size."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,16 +60,40 @@ def _parser() -> argparse.ArgumentParser:
         "--config",
         type=Path,
         metavar="FILE",
-        help="settings TOML ([validation] section: switches, severities, claim rules)",
+        help="settings TOML ([validation] section: switches, severities, claim rules; "
+        "default: the built-in settings)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p_check = sub.add_parser("check", help="validate one transcript (OpenAI-style chat JSON)")
+    p_check = sub.add_parser(
+        "check",
+        help="validate one transcript (OpenAI-style chat JSON)",
+        description="Validate one transcript and print its verdict, the reply with the "
+        "offending tokens marked, and the findings. For a JSONL file of labelled cases "
+        "use `factledger eval`.",
+    )
     p_check.add_argument("file", type=Path, help="transcript JSON: {model, tools, messages}")
     p_check.add_argument("--json", action="store_true", help="print the result as JSON")
+    p_check.add_argument(
+        "--nudge",
+        action="store_true",
+        help="also print the self-correction message an agent loop would send the model",
+    )
+    p_check.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the marks (default %(default)s: when printing to a terminal and "
+        "NO_COLOR is unset)",
+    )
     p_check.set_defaults(handler=_cmd_check)
 
-    p_eval = sub.add_parser("eval", help="score the validators on labelled cases (JSONL)")
+    p_eval = sub.add_parser(
+        "eval",
+        help="score the validators on labelled cases (JSONL)",
+        description="Score the validators on labelled cases, one JSON object per line. "
+        "For a single transcript use `factledger check`.",
+    )
     p_eval.add_argument("file", type=Path, help="JSONL of {id, transcript, expected}")
     p_eval.add_argument("--json", action="store_true", help="print the report as JSON")
     p_eval.set_defaults(handler=_cmd_eval)
@@ -70,21 +102,51 @@ def _parser() -> argparse.ArgumentParser:
     p_serve.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
     p_serve.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
     p_serve.add_argument(
-        "--store", help="store DSN, chdb:///path or http(s)://... (env FACTLEDGER_STORE)"
+        "--store",
+        help="store DSN, chdb:///path or http(s)://... (env FACTLEDGER_STORE; default: "
+        "the embedded store in the data directory)",
     )
-    p_serve.add_argument(
-        "--data-dir", type=Path, help="embedded store and write-ahead log (default ./.factledger)"
-    )
+    p_serve.add_argument("--data-dir", type=Path, help=_DATA_DIR_HELP)
     p_serve.add_argument("--alerts", type=Path, metavar="FILE", help=_ALERTS_HELP)
     p_serve.set_defaults(handler=_cmd_serve)
 
-    p_up = sub.add_parser("up", help="run the service on the embedded store with demo traffic")
+    p_up = sub.add_parser(
+        "up",
+        help="run the service on the embedded store with the dashboard and demo traffic",
+        description="Run the service on the embedded store, the dashboard and demo traffic. "
+        "The data stays in the data directory between runs; demo traffic goes only into "
+        "an empty store unless --demo always; --fresh starts from an empty store.",
+    )
     p_up.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
-    p_up.add_argument("--data-dir", type=Path, help="data directory (default ./.factledger)")
-    p_up.add_argument("--demo-turns", type=int, default=300, help="demo turns to send (0: none)")
-    p_up.add_argument("--demo-rate", type=float, default=20.0, help="demo turns per second")
+    p_up.add_argument("--data-dir", type=Path, help=_DATA_DIR_HELP)
     p_up.add_argument(
-        "--dashboard-port", type=int, default=8501, help="dashboard port (default 8501; 0: none)"
+        "--fresh",
+        action="store_true",
+        help="remove the embedded store and write-ahead log of the data directory first",
+    )
+    p_up.add_argument(
+        "--demo",
+        choices=DEMO_MODES,
+        default="auto",
+        help="demo traffic: auto sends it only into an empty store (default %(default)s)",
+    )
+    p_up.add_argument(
+        "--demo-turns",
+        type=int,
+        default=300,
+        help="demo turns sent at start, then a trickle (default %(default)s; 0: none)",
+    )
+    p_up.add_argument(
+        "--demo-rate",
+        type=float,
+        default=20.0,
+        help="demo turns per second at start (default %(default)s)",
+    )
+    p_up.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=8501,
+        help="dashboard port (default %(default)s; 0: no dashboard)",
     )
     p_up.add_argument("--alerts", type=Path, metavar="FILE", help=_ALERTS_HELP)
     p_up.set_defaults(handler=_cmd_up)
@@ -93,10 +155,10 @@ def _parser() -> argparse.ArgumentParser:
     p_dash.add_argument(
         "--api",
         default=os.environ.get("FACTLEDGER_API") or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}",
-        help="the service's base URL (default $FACTLEDGER_API or the local service)",
+        help="the service's base URL (default $FACTLEDGER_API, else %(default)s)",
     )
-    p_dash.add_argument("--port", type=int, default=8501, help="port (default 8501)")
-    p_dash.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p_dash.add_argument("--port", type=int, default=8501, help="port (default %(default)s)")
+    p_dash.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
     p_dash.set_defaults(handler=_cmd_dashboard)
 
     endpoint_help = (
@@ -134,10 +196,17 @@ def _add_export_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="extra HTTP header, e.g. Authorization='Bearer TOKEN' (repeatable)",
+        help="extra HTTP header, e.g. Authorization='Bearer TOKEN' (repeatable; default: none)",
     )
-    parser.add_argument("--timeout", type=float, default=10.0, help="export timeout in seconds")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="export timeout in seconds (default %(default)s)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress bar on stderr (shown after a second)"
+    )
 
 
 def _headers(pairs: list[str]) -> dict[str, str]:
@@ -202,6 +271,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         alerts_file=args.alerts,
     )
     _check_alert_rules(settings)
+    check_port_free(settings.host, settings.port, "--port")
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -220,6 +290,11 @@ def _cmd_up(args: argparse.Namespace) -> int:
         alerts_file=args.alerts,
     )
     _check_alert_rules(settings)
+    check_port_free(settings.host, settings.port, "--port")
+    if args.dashboard_port:
+        from factledger.dashboard_cli import DEFAULT_DASHBOARD_HOST
+
+        check_port_free(DEFAULT_DASHBOARD_HOST, args.dashboard_port, "--dashboard-port")
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -228,12 +303,15 @@ def _cmd_up(args: argparse.Namespace) -> int:
         demo_turns=args.demo_turns,
         demo_rate=args.demo_rate,
         dashboard_port=args.dashboard_port,
+        demo=args.demo,
+        fresh=args.fresh,
     )
 
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
     from factledger.dashboard_cli import run_dashboard
 
+    check_port_free(args.host, args.port, "--port")
     return run_dashboard(args.api, port=args.port, host=args.host)
 
 
@@ -251,10 +329,7 @@ def _runner(args: argparse.Namespace) -> ValidationRunner:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    try:
-        transcript = json.loads(args.file.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise FactLedgerError(f"{args.file}: invalid JSON: {exc}") from exc
+    transcript = _read_transcript(args.file)
     result = check(transcript, runner=_runner(args))
     if args.json:
         payload = {
@@ -267,22 +342,85 @@ def _cmd_check(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
-        print(f"verdict: {result.outcome.value}")
-        for f in result.findings:
-            where = f" @{f.span.start}-{f.span.end}" if f.span else ""
-            token = f" `{f.token[:80]}`" if f.token else ""
-            print(f"  [{f.effective_severity.value}] {f.kind.value}{token}{where}: {f.message}")
-        if result.nudge:
-            print("\nself-correction nudge:\n" + result.nudge)
+        print(_check_text(result, color=_use_color(args.color), nudge=args.nudge))
     return 0
+
+
+def _check_text(result: CheckResult, *, color: bool, nudge: bool) -> str:
+    """The verdict, the reply with the findings' tokens marked and numbered in reading
+    order, the findings under those numbers, and the self-correction nudge when asked for."""
+    lines = [f"verdict: {result.outcome.value}"]
+    if not result.findings:
+        return lines[0]
+    findings = reply_marks.in_reply_order(result.turn.reply, result.findings)
+    reply = reply_marks.render(result.turn.reply, findings, color=color)
+    lines += ["", "reply:", *("  " + line for line in reply.splitlines()), "", "findings:"]
+    for number, f in enumerate(findings, start=1):
+        where = f" @{f.span.start}-{f.span.end}" if f.span else ""
+        token = f" `{f.token[:80]}`" if f.token else ""
+        severity = reply_marks.severity_text(f.effective_severity, color=color)
+        lines.append(f"  [{number}] {severity} {f.kind.value}{token}{where}: {f.message}")
+    if result.nudge and nudge:
+        lines += ["", "self-correction nudge:", result.nudge]
+    elif result.nudge:
+        lines += ["", "(--nudge prints the self-correction message for the agent)"]
+    return "\n".join(lines)
+
+
+def _use_color(choice: str) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return (
+        sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    )
+
+
+def _read_transcript(path: Path) -> Any:
+    """The transcript in `path`; a file of eval cases (JSONL) gets a hint naming `eval`."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        if _first_line_is_case(text):
+            raise TranscriptError(_cases_hint(path)) from exc
+        raise TranscriptError(f"{path}: invalid JSON: {exc}") from exc
+    if _looks_like_case(data):
+        raise TranscriptError(_cases_hint(path))
+    return data
+
+
+def _cases_hint(path: Path) -> str:
+    return (
+        f"{path} holds labelled cases ({{id, transcript, expected}}), not one transcript; "
+        f"score them with `factledger eval {path}`"
+    )
+
+
+def _first_line_is_case(text: str) -> bool:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        return _looks_like_case(json.loads(first))
+    except ValueError:
+        return False
+
+
+def _looks_like_case(data: Any) -> bool:
+    return (
+        isinstance(data, Mapping)
+        and "expected" in data
+        and ("transcript" in data or "otlp" in data)
+    )
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     runner = _runner(args)
-    cases = list(read_cases(args.file))
-    show_progress = args.file.stat().st_size >= PROGRESS_MIN_BYTES
-    with tqdm(total=len(cases), disable=not show_progress, unit="case", file=sys.stderr) as bar:
-        report = evaluate(cases, runner, on_result=lambda _: _advance(bar))
+    cases = _read_cases(args.file)
+    with progress_bar(total=len(cases), unit="case") as bar:
+
+        def advance(_: CaseResult) -> None:
+            bar.update()
+
+        report = evaluate(cases, runner, on_result=advance)
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False, indent=2))
     else:
@@ -290,8 +428,27 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _advance(bar: tqdm[Any]) -> None:
-    bar.update()
+def _read_cases(path: Path) -> list[Case]:
+    """The cases in `path`; one transcript given instead gets a hint naming `check`."""
+    try:
+        return list(read_cases(path))
+    except TranscriptError as exc:
+        if _holds_one_transcript(path):
+            raise TranscriptError(
+                f"{path} is one transcript, not labelled cases (JSONL of {{id, transcript, "
+                f"expected}}); check it with `factledger check {path}`"
+            ) from exc
+        raise
+
+
+def _holds_one_transcript(path: Path) -> bool:
+    try:
+        if path.stat().st_size > HINT_MAX_BYTES:
+            return False
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, Mapping) and "messages" in data and "expected" not in data
 
 
 def finding_json(f: Finding) -> dict[str, Any]:

@@ -1,17 +1,23 @@
 """`factledger dashboard`: run the Streamlit dashboard against a running service.
 
 The dashboard is its own process (`python -m streamlit run .../dashboard/app.py`); it
-learns the service's URL from FACTLEDGER_API and reads only its /api/v1.
+learns the service's URL from FACTLEDGER_API and reads only its /api/v1. SIGTERM stops it
+with its parent: in a container `factledger dashboard` is PID 1, which the kernel sends no
+signal it has no handler for, and a parent killed by the default handler would leave the
+Streamlit process running.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib import resources
+from types import FrameType
 from typing import IO
 
 import httpx
@@ -114,19 +120,39 @@ def stop(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
         process.wait(timeout)
 
 
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within the block SIGTERM raises KeyboardInterrupt in the main thread, as Ctrl-C
+    does, so the `finally` blocks that stop child processes run; restored on exit."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_dashboard(
     api_url: str = DEFAULT_API_URL,
     *,
     port: int = DEFAULT_DASHBOARD_PORT,
     host: str = DEFAULT_DASHBOARD_HOST,
 ) -> int:
-    """Serve the dashboard in the foreground until interrupted; returns the exit code."""
-    process = start_dashboard(api_url, port=port, host=host)
-    url = dashboard_url(port, host)
-    if wait_healthy(url, process):
-        print(f"FactLedger dashboard {url}   (API: {api_url})", flush=True)
+    """Serve the dashboard in the foreground until interrupted (Ctrl-C or SIGTERM, which
+    stop the Streamlit process too); returns the exit code."""
+    process: subprocess.Popen[bytes] | None = None
     try:
-        return process.wait()
+        with sigterm_interrupts():
+            process = start_dashboard(api_url, port=port, host=host)
+            url = dashboard_url(port, host)
+            if wait_healthy(url, process):
+                print(f"FactLedger dashboard {url}   (API: {api_url})", flush=True)
+            return process.wait()
     except KeyboardInterrupt:
-        stop(process)
         return 0
+    finally:
+        if process is not None:
+            stop(process)

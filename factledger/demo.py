@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,10 +24,10 @@ from opentelemetry.trace import NoOpTracer, Tracer
 
 from factledger.instrument import chat, execute_tool, invoke_agent
 from factledger.processors.kinds import Kind
+from factledger.progress import progress_bar
 from factledger.replay import OtlpPipeline
 
 SERVICE_NAME = "factledger-demo"
-PROGRESS_EVERY = 100
 
 
 @dataclass(frozen=True)
@@ -785,6 +784,7 @@ def run_demo(
     spans = clean = 0
     intended: Counter[str] = Counter()
     started = time.monotonic()
+    bar = progress_bar(total=turns, unit="turn", enabled=progress)
     try:
         for episode in episodes(turns, seed, pipeline.tracer):
             spans += episode.spans
@@ -794,11 +794,11 @@ def run_demo(
                 intended[episode.scenario.kind.value] += 1
             done = episode.index + 1
             pipeline.keep_up(spans, force=done == 1)
-            if progress and done % PROGRESS_EVERY == 0:
-                print(f"demo: {done} turns, {spans} spans", file=sys.stderr)
+            bar.update()
             if rate:
                 time.sleep(max(0.0, started + done / rate - time.monotonic()))
     finally:
+        bar.close()
         pipeline.close()
     return DemoReport(
         turns=turns,

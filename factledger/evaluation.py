@@ -4,7 +4,8 @@ A case is `{"id", "transcript", "expected": {"verdict", "kinds", "allow"}}`, or 
 "otlp": <an OTLP/JSON ExportTraceServiceRequest>, "expected"}` whose spans are assembled
 into turns exactly as the service does (the last turn is the one judged). `kinds` must
 be found; `allow` may be found without counting as a false positive. A turn is positive
-when its verdict is not `pass`.
+when its verdict is not `pass`. Precision without a positive answer, and recall without
+a positive case, are undefined: None in the JSON report, "n/a" in the table.
 """
 
 from __future__ import annotations
@@ -72,12 +73,14 @@ class Counts:
     tn: int = 0
 
     @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+    def precision(self) -> float | None:
+        """None when nothing was found (no true or false positive)."""
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
 
     @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+    def recall(self) -> float | None:
+        """None when nothing was there to find (no true positive or false negative)."""
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
 
 
 @dataclass
@@ -116,16 +119,16 @@ class Report:
                 "fp": self.turns.fp,
                 "fn": self.turns.fn,
                 "tn": self.turns.tn,
-                "precision": round(self.turns.precision, 4),
-                "recall": round(self.turns.recall, 4),
+                "precision": _rounded(self.turns.precision),
+                "recall": _rounded(self.turns.recall),
             },
             "kinds": {
                 kind: {
                     "tp": c.tp,
                     "fp": c.fp,
                     "fn": c.fn,
-                    "precision": round(c.precision, 4),
-                    "recall": round(c.recall, 4),
+                    "precision": _rounded(c.precision),
+                    "recall": _rounded(c.recall),
                 }
                 for kind, c in sorted(self.kinds.items())
             },
@@ -136,13 +139,14 @@ class Report:
         lines = [f"{'kind':32} {'tp':>5} {'fp':>5} {'fn':>5} {'precision':>10} {'recall':>8}"]
         for kind, c in sorted(self.kinds.items()):
             lines.append(
-                f"{kind:32} {c.tp:>5} {c.fp:>5} {c.fn:>5} {c.precision:>10.3f} {c.recall:>8.3f}"
+                f"{kind:32} {c.tp:>5} {c.fp:>5} {c.fn:>5} "
+                f"{_shown(c.precision):>10} {_shown(c.recall):>8}"
             )
         t = self.turns
         lines.append("")
         lines.append(
             f"turns: {len(self.results)} cases  tp={t.tp} fp={t.fp} fn={t.fn} tn={t.tn}  "
-            f"precision={t.precision:.3f} recall={t.recall:.3f}"
+            f"precision={_shown(t.precision)} recall={_shown(t.recall)}"
         )
         failed = [r for r in self.results if not r.ok]
         if failed:
@@ -153,6 +157,14 @@ class Report:
                     f"{r.case.verdict} {sorted(r.case.kinds)}"
                 )
         return "\n".join(lines)
+
+
+def _rounded(ratio: float | None) -> float | None:
+    return None if ratio is None else round(ratio, 4)
+
+
+def _shown(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.3f}"
 
 
 def parse_case(record: Mapping[str, Any], where: str) -> Case:

@@ -12,7 +12,6 @@ history and is never replayed as separate turns.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,10 +37,10 @@ from factledger.instrument import (
 from factledger.processors.errors import FactLedgerError, TranscriptError
 from factledger.processors.nudges import is_framework_nudge
 from factledger.processors.transcript import content_text
+from factledger.progress import progress_bar
 
 SERVICE_NAME = "factledger-replay"
 REPLAY_AGENT = "factledger-replay"
-PROGRESS_EVERY = 100
 MAX_QUEUE = 16_384
 FLUSH_BEHIND = 2_048
 """Spans allowed to wait for export before the producer blocks on a flush: the batch
@@ -173,6 +172,7 @@ def replay(
     pipeline = OtlpPipeline(endpoint, service_name=SERVICE_NAME, headers=headers, timeout=timeout)
     records = spans = skipped = 0
     errors: list[str] = []
+    bar = progress_bar(total=None, unit="record", enabled=progress)
     try:
         for case in read_cases(path):
             try:
@@ -187,9 +187,9 @@ def replay(
             records += 1
             # The first flush finds a wrong endpoint after one request, not after the file.
             pipeline.keep_up(spans, force=records == 1)
-            if progress and records % PROGRESS_EVERY == 0:
-                print(f"replay: {records} records, {spans} spans", file=sys.stderr)
+            bar.update()
     finally:
+        bar.close()
         pipeline.close()
     failed = spans - pipeline.counter.delivered
     return ReplayReport(records, spans, failed, skipped, tuple(errors))

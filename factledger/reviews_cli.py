@@ -39,13 +39,11 @@ def add_reviews_parser(sub: Any) -> None:
         default=os.environ.get(API_ENV) or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}",
         help="the service's base URL (default $FACTLEDGER_API or the local service)",
     )
-    p_export.add_argument(
-        "--out", type=Path, metavar="FILE", help="write here instead of to stdout"
-    )
+    p_export.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")
     p_export.add_argument(
         "--label",
         choices=("hallucination", "not_hallucination"),
-        help="only turns with this label",
+        help="only turns with this label (default: every label)",
     )
     p_export.add_argument("--tenant", help="the tenant to read (default: the token's)")
     p_export.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")

@@ -1,23 +1,39 @@
 """`factledger up`: the product on one machine: the service on the embedded store, the
 dashboard pointed at its API, and demo traffic so there is something to look at from the
-first minute (a burst, then a slow trickle so the charts move)."""
+first minute (a burst, then a slow trickle so the charts move).
+
+Everything lives in the data directory (default ./.factledger): the embedded store
+(`chdb/`), the write-ahead log (`wal/`) and the dashboard's log. Started again on the same
+directory, the service finds what it stored before; demo traffic then goes only into a
+store that holds nothing yet (DEMO_AUTO), so repeated starts do not pile demo turns up.
+`fresh=True` removes the store and the log first.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import logging
-import signal
+import shutil
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from types import FrameType
+from typing import Literal
 
 import httpx
 import uvicorn
 
-from factledger.collector.app import create_app
-from factledger.dashboard_cli import dashboard_url, start_dashboard, stop, wait_healthy
+from factledger.collector.access import DEFAULT_TENANT
+from factledger.collector.app import Service, create_app
+from factledger.dashboard_cli import (
+    dashboard_url,
+    sigterm_interrupts,
+    start_dashboard,
+    stop,
+    wait_healthy,
+)
+from factledger.processors.errors import FactLedgerError
 from factledger.settings import ServiceSettings
 
 log = logging.getLogger("factledger.up")
@@ -28,6 +44,10 @@ TRICKLE_RATE = 0.5
 """Demo turns per second after the first burst."""
 TRICKLE_ROUND = 30
 
+DemoMode = Literal["auto", "always", "never"]
+DEMO_AUTO: DemoMode = "auto"
+"""Demo traffic only into a store that holds no span yet."""
+
 
 def run_up(
     settings: ServiceSettings,
@@ -35,15 +55,20 @@ def run_up(
     demo_turns: int,
     demo_rate: float | None,
     dashboard_port: int = 8501,
+    demo: DemoMode = DEMO_AUTO,
+    fresh: bool = False,
 ) -> int:
     """Serve until interrupted (Ctrl-C or SIGTERM): the service in this process, the
     dashboard as a child process (unless `dashboard_port` is 0; its output goes to
     <data dir>/dashboard.log), and `demo_turns` demo turns once the service is ready, then
-    a trickle of TRICKLE_RATE turns per second."""
+    a trickle of TRICKLE_RATE turns per second; with `demo` "auto" only when the store
+    holds nothing yet. `fresh` removes the embedded store and the write-ahead log first."""
+    if fresh:
+        for removed in clear_data(settings):
+            print(f"removed {removed}", flush=True)
+    app = create_app(settings)
     server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings), host=settings.host, port=settings.port, log_level="warning"
-        )
+        uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, name="factledger-service", daemon=True)
     thread.start()
@@ -51,32 +76,34 @@ def run_up(
     if not _wait_ready(base, thread):
         print("factledger: the service did not start; see the log above", file=sys.stderr)
         return 1
-    # SIGTERM (a service manager, `kill`) stops like Ctrl-C, so the dashboard process is
-    # stopped too rather than left behind: installed before the dashboard starts.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     dashboard_log = settings.data_dir / "dashboard.log"
     log_file = dashboard_log.open("ab") if dashboard_port else None
     dashboard = None
     stopping = threading.Event()
+    # SIGTERM (a service manager, `kill`) stops like Ctrl-C, so the dashboard process is
+    # stopped too rather than left behind: in force before the dashboard starts.
     try:
-        if log_file is not None:
-            dashboard = start_dashboard(base, port=dashboard_port, output=log_file)
-        if demo_turns:
-            threading.Thread(
-                target=_demo,
-                args=(base, demo_turns, demo_rate, stopping),
-                name="factledger-demo",
-                daemon=True,
-            ).start()
-        _announce(base, dashboard, dashboard_port, dashboard_log)
-        print("Press Ctrl-C to stop.", flush=True)
-        while thread.is_alive():
-            thread.join(0.5)
+        with sigterm_interrupts():
+            if log_file is not None:
+                dashboard = start_dashboard(base, port=dashboard_port, output=log_file)
+            stored = _stored_spans(app.state.service)
+            sending = demo_turns > 0 and (demo == "always" or (demo == DEMO_AUTO and not stored))
+            if sending:
+                threading.Thread(
+                    target=_demo,
+                    args=(base, demo_turns, demo_rate, stopping),
+                    name="factledger-demo",
+                    daemon=True,
+                ).start()
+            _announce(base, dashboard, dashboard_port, dashboard_log)
+            _announce_data(settings, stored, sending, demo)
+            print("Press Ctrl-C to stop.", flush=True)
+            while thread.is_alive():
+                thread.join(0.5)
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
         stopping.set()
         if dashboard is not None:
             stop(dashboard)
@@ -89,8 +116,66 @@ def run_up(
     return 0
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def clear_data(settings: ServiceSettings) -> list[Path]:
+    """Remove the embedded store, the write-ahead log and the dashboard's log from the
+    data directory (nothing else in it); return what was removed. Refuses a store that is
+    not the data directory's own (not this command's to delete) and one that a running
+    service has open."""
+    if settings.store_dsn:
+        raise FactLedgerError(
+            f"--fresh removes the embedded store under {settings.data_dir}, but "
+            "FACTLEDGER_STORE names another store; clear that one yourself, or unset it"
+        )
+    store = settings.data_dir / "chdb"
+    if _in_use(store / "status"):
+        raise FactLedgerError(
+            f"--fresh would remove the store in {store}, which another process has open "
+            "(a running factledger serve or up?); stop it first"
+        )
+    removed = []
+    for path in (store, settings.wal_dir):
+        if path.exists():
+            shutil.rmtree(path)
+            removed.append(path)
+    log_path = settings.data_dir / "dashboard.log"
+    if log_path.exists():
+        log_path.unlink()
+        removed.append(log_path)
+    return removed
+
+
+def _in_use(status: Path) -> bool:
+    """Whether an embedded ClickHouse holds the store open: it keeps an exclusive lock on
+    its status file while it runs."""
+    try:
+        handle = status.open("rb")
+    except FileNotFoundError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def _stored_spans(service: Service) -> int:
+    """Spans the store already holds for the demo's tenant (the only one it sends to)."""
+    return service.store.span_count(DEFAULT_TENANT)
+
+
+def _announce_data(settings: ServiceSettings, stored: int, sending: bool, demo: DemoMode) -> None:
+    where = settings.data_dir
+    print(f"Data                 {where}/   (store and write-ahead log; --fresh starts clean)")
+    if stored and not sending and demo == DEMO_AUTO:
+        print(
+            f"Demo traffic         none: the store already holds {stored} spans "
+            "(--demo always sends more, --fresh starts clean)"
+        )
+    elif sending:
+        print("Demo traffic         sending (--demo never for none)")
+    sys.stdout.flush()
 
 
 def _announce(

@@ -69,3 +69,87 @@ def test_up_starts_service_dashboard_and_demo_and_stops_them(tmp_path: Path):
         pass
     else:
         raise AssertionError("the dashboard outlived `factledger up`")
+
+
+class Up:
+    """`factledger up` without a dashboard, as a child process writing to `log_path`."""
+
+    def __init__(self, data_dir: Path, log_path: Path, *args: str) -> None:
+        self.port = free_port()
+        self.log_path = log_path
+        with log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "factledger.cli",
+                    "up",
+                    "--port",
+                    str(self.port),
+                    "--dashboard-port",
+                    "0",
+                    "--data-dir",
+                    str(data_dir),
+                    *args,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "FACTLEDGER_GRACE_SECONDS": "0.3"},
+            )
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while "Press Ctrl-C to stop." not in self.printed():
+            assert self.process.poll() is None, self.printed()
+            assert time.monotonic() < deadline, self.printed()
+            time.sleep(0.2)
+
+    def printed(self) -> str:
+        return self.log_path.read_text()
+
+    def get(self, path: str, **params: str | int) -> httpx.Response:
+        return httpx.get(f"http://127.0.0.1:{self.port}{path}", params=params, timeout=10)
+
+    def turns(self) -> int:
+        total: int = self.get("/api/v1/turns", limit=1).json()["total"]
+        return total
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(60) == 0, self.printed()
+
+
+def received_spans(metrics: str) -> float:
+    for line in metrics.splitlines():
+        if line.startswith("factledger_spans_received_total"):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_up_again_sends_no_more_demo_traffic_and_fresh_starts_clean(tmp_path: Path):
+    data = tmp_path / "data"
+    first = Up(data, tmp_path / "first.log", "--demo-turns", "5")
+    try:
+        assert f"Data                 {data}/" in first.printed()
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while first.turns() < 5:
+            assert time.monotonic() < deadline, "the demo traffic did not arrive"
+            time.sleep(0.3)
+    finally:
+        first.stop()
+
+    again = Up(data, tmp_path / "again.log", "--demo-turns", "5")
+    try:
+        assert "Demo traffic         none: the store already holds" in again.printed()
+        kept = again.turns()
+        assert kept >= 5
+        time.sleep(3)  # the demo's burst and trickle would have sent by now
+        assert received_spans(again.get("/metrics").text) == 0
+        assert again.turns() == kept
+    finally:
+        again.stop()
+
+    fresh = Up(data, tmp_path / "fresh.log", "--fresh", "--demo", "never")
+    try:
+        assert f"removed {data / 'chdb'}" in fresh.printed()
+        assert fresh.turns() == 0
+    finally:
+        fresh.stop()

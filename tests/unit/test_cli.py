@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import pty
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from factledger.cli import main
+from factledger.cli import _parser, main
 
 SHA = "3f9a1c2e7b4d5a6c8e9f0a1b2c3d4e5f6a7b8c9d"
 
@@ -45,12 +51,59 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
 # --- check ---------------------------------------------------------------------------------
 
 
-def test_check_prints_verdict_findings_and_nudge(tmp_path, capsys):
+def test_check_prints_verdict_marked_reply_and_numbered_findings(tmp_path, capsys):
     assert main(["check", str(write_json(tmp_path, FABRICATED))]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == "verdict: reject"
-    assert f"[reject] fabricated_identifier `{SHA}` @21-61:" in out
-    assert "self-correction nudge:\n[FACTLEDGER SELF-CORRECTION" in out
+    lines = out.splitlines()
+    assert lines[0] == "verdict: reject"
+    assert lines[2:4] == ["reply:", f"  The latest commit is [[{SHA}]][1]."]
+    assert f"  [1] reject fabricated_identifier `{SHA}` @21-61:" in out
+    assert "\x1b[" not in out, "no colours into a pipe"
+
+
+def test_check_keeps_the_nudge_behind_a_flag(tmp_path, capsys):
+    path = str(write_json(tmp_path, FABRICATED))
+    assert main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert "[FACTLEDGER SELF-CORRECTION" not in out
+    assert "--nudge" in out
+    assert main(["check", "--nudge", path]) == 0
+    assert "self-correction nudge:\n[FACTLEDGER SELF-CORRECTION" in capsys.readouterr().out
+
+
+def test_check_colours_the_marks_when_asked(tmp_path, capsys):
+    assert main(["check", "--color", "always", str(write_json(tmp_path, FABRICATED))]) == 0
+    out = capsys.readouterr().out
+    assert f"\x1b[1;4;31m{SHA}\x1b[0m" in out
+    assert "[[" not in out
+
+
+def test_check_colours_the_marks_on_a_terminal(tmp_path):
+    """The real command on a pseudo-terminal: ANSI marks without being asked."""
+    path = write_json(tmp_path, FABRICATED)
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "factledger.cli", "check", str(path)],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as process:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the command has closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(60) == 0, process.stderr.read() if process.stderr else ""
+    os.close(leader)
+    out = b"".join(chunks).decode()
+    assert f"\x1b[1;4;31m{SHA}\x1b[0m" in out
 
 
 def test_check_clean_transcript(tmp_path, capsys):
@@ -142,6 +195,23 @@ def test_check_bad_json_names_the_file(tmp_path, capsys):
     path.write_text("{oops", encoding="utf-8")
     assert main(["check", "--json", str(path)]) == 2
     assert f"factledger: {path}: invalid JSON" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [
+            {"id": "a", "transcript": CLEAN, "expected": {"verdict": "pass"}},
+            {"id": "b", "transcript": CLEAN, "expected": {"verdict": "pass"}},
+        ],
+        [{"id": "a", "transcript": CLEAN, "expected": {"verdict": "pass"}}],
+    ],
+    ids=["several-cases", "one-case"],
+)
+def test_check_given_eval_cases_names_eval(tmp_path, capsys, lines):
+    path = write_cases(tmp_path, lines)
+    assert main(["check", str(path)]) == 2
+    assert f"score them with `factledger eval {path}`" in one_line_error(capsys)
 
 
 def test_check_missing_file_exits_2(tmp_path, capsys):
@@ -254,6 +324,76 @@ def test_eval_bad_transcript_names_file_and_line(tmp_path, capsys):
     assert "no 'messages'" in line
 
 
+@pytest.mark.parametrize("indent", [2, None], ids=["pretty-printed", "one-line"])
+def test_eval_given_one_transcript_names_check(tmp_path, capsys, indent):
+    path = tmp_path / "transcript.json"
+    path.write_text(json.dumps(FABRICATED, indent=indent), encoding="utf-8")
+    assert main(["eval", str(path)]) == 2
+    assert f"check it with `factledger check {path}`" in one_line_error(capsys)
+
+
+def test_eval_table_says_na_where_a_ratio_is_undefined(tmp_path, capsys):
+    only_clean = [{"id": "clean", "transcript": CLEAN, "expected": {"verdict": "pass"}}]
+    assert main(["eval", str(write_cases(tmp_path, only_clean))]) == 0
+    out = capsys.readouterr().out
+    assert "precision=n/a recall=n/a" in out
+    assert main(["eval", "--json", str(write_cases(tmp_path, only_clean))]) == 0
+    turns = json.loads(capsys.readouterr().out)["turns"]
+    assert (turns["precision"], turns["recall"]) == (None, None)
+
+
+def test_eval_run_under_a_second_shows_no_progress_bar(tmp_path, capsys):
+    """A large file that is quick to score: only the report, nothing on stderr."""
+    padding = "x" * (300 * 1024)
+    cases = [{**CASES[0], "note": padding}, CASES[1]]
+    path = write_cases(tmp_path, cases)
+    assert path.stat().st_size > 300 * 1024
+    assert main(["eval", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "turns: 2 cases" in captured.out
+    assert captured.err == ""
+
+
+def test_eval_progress_bar_appears_once_the_delay_has_passed(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("factledger.progress.PROGRESS_DELAY_SECONDS", 0.0)
+    assert main(["eval", str(write_cases(tmp_path, CASES))]) == 0
+    assert "3/3" in capsys.readouterr().err
+
+
 def test_eval_missing_file_exits_2(tmp_path, capsys):
     assert main(["eval", str(tmp_path / "none.jsonl")]) == 2
     assert "none.jsonl" in one_line_error(capsys)
+
+
+# --- every --help ---------------------------------------------------------------------------
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield parser.prog, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                yield from _subparsers(child)
+
+
+FLAG_ACTIONS = (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._HelpAction)
+
+
+def test_every_option_states_its_default_in_help():
+    undocumented = []
+    for prog, parser in _subparsers(_parser()):
+        help_text = parser.format_help()
+        for action in parser._actions:
+            if not action.option_strings or isinstance(action, FLAG_ACTIONS):
+                continue
+            text = action.help or ""
+            if "default" not in text:
+                undocumented.append(f"{prog} {action.option_strings[0]}")
+            elif action.default not in (None, [], argparse.SUPPRESS) and "$" not in text:
+                # The value itself, unless it comes from an environment variable the
+                # help names.
+                shown = {str(action.default)}
+                if isinstance(action.default, float):
+                    shown.add(f"{action.default:g}")
+                assert any(s in help_text for s in shown), (prog, action.option_strings)
+    assert undocumented == []

@@ -93,10 +93,24 @@ def test_turn_precision_and_recall_on_a_small_set():
     assert data["cases"] == 6
 
 
-def test_precision_and_recall_are_one_without_positives():
-    assert (Counts().precision, Counts().recall) == (1.0, 1.0)
-    assert Counts(fp=1).precision == 0.0
-    assert Counts(fn=1).recall == 0.0
+def test_precision_and_recall_are_undefined_without_positives():
+    assert (Counts().precision, Counts().recall) == (None, None)
+    assert (Counts(fp=1).precision, Counts(fp=1).recall) == (0.0, None)
+    assert (Counts(fn=1).precision, Counts(fn=1).recall) == (None, 0.0)
+
+
+def test_undefined_ratios_are_null_in_json_and_na_in_the_table():
+    report = Report()
+    report.add(result(case("pass"), "pass"))  # tn only: nothing found, nothing to find
+    report.add(result(case("pass", id="x"), "flag", ["stall"]))  # a false positive kind
+    data = report.as_json()
+    assert data["turns"]["recall"] is None
+    assert data["turns"]["precision"] == 0.0
+    assert data["kinds"]["stall"] == {"tp": 0, "fp": 1, "fn": 0, "precision": 0.0, "recall": None}
+    table = report.table()
+    stall_row = next(line for line in table.splitlines() if line.startswith("stall "))
+    assert stall_row.split()[-2:] == ["0.000", "n/a"]
+    assert "precision=0.000 recall=n/a" in table
 
 
 # --- per-kind counts --------------------------------------------------------------------------
