@@ -1,7 +1,11 @@
 """The query API (`/api/v1`): turns, verdicts, reject rates and the review queue.
 
 The dashboard and every other reader use this API; none of them open the store. Handlers
-are plain functions run in FastAPI's thread pool, since store calls block.
+are plain functions run in FastAPI's thread pool, since store calls block. Each returns a
+model of `collector.api_models` and declares the statuses it answers besides 200 and 422:
+403 where it reads a tenant, 404 where it names a turn (the app declares 401, 500 and 503
+for every route of the router). Every 422, also the ones raised here, has FastAPI's
+validation-error shape.
 """
 
 from __future__ import annotations
@@ -11,9 +15,28 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
+from pydantic_core import PydanticCustomError
 
 from factledger.collector import rows
+from factledger.collector.api_models import (
+    RejectRate,
+    ReviewCreated,
+    ReviewPrecision,
+    ReviewQueue,
+    Tenants,
+    TurnDetail,
+    TurnPage,
+    error_responses,
+    query_error,
+)
 from factledger.collector.readers import ReadTenant, Scope
 
 router = APIRouter(tags=["query"])
@@ -29,7 +52,32 @@ class ReviewIn(BaseModel):
     reviewer: str = Field(default="", max_length=200)
 
 
-@router.get("/turns")
+TIME_FORMS = (
+    "ISO 8601 (2025-01-31T12:00:00Z, 2025-01-31T14:00:00+02:00, 2025-01-31; "
+    "no offset means UTC) or Unix seconds (1738324800)"
+)
+
+
+def _time_or_forms(value: Any, parse: ValidatorFunctionWrapHandler) -> datetime:
+    try:
+        parsed: datetime = parse(value)
+    except ValidationError:
+        raise PydanticCustomError(
+            "datetime_form", "not a time: {input}; use " + TIME_FORMS, {"input": str(value)[:100]}
+        ) from None
+    return parsed
+
+
+def _as_utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+QueryTime = Annotated[datetime, WrapValidator(_time_or_forms), AfterValidator(_as_utc)]
+"""A time parameter: what pydantic reads as a datetime, in UTC; anything else is a 422
+whose message names the accepted forms."""
+
+
+@router.get("/turns", responses=error_responses(403))
 def list_turns(
     request: Request,
     tenant: ReadTenant,
@@ -43,16 +91,18 @@ def list_turns(
     trace_id: Annotated[str | None, Query(description="32 hex characters")] = None,
     conversation_id: Annotated[str | None, Query()] = None,
     since: Annotated[
-        datetime | None, Query(description="turns started at or after (ISO 8601)")
+        QueryTime | None, Query(description=f"turns started at or after: {TIME_FORMS}")
     ] = None,
-    until: Annotated[datetime | None, Query(description="turns started before (ISO 8601)")] = None,
+    until: Annotated[
+        QueryTime | None, Query(description=f"turns started before: {TIME_FORMS}")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=2**32 - 1)] = 0,
     q: Annotated[
         str | None, Query(max_length=200, description="reply contains this text (any case)")
     ] = None,
-) -> dict[str, Any]:
-    """Turns, newest first, with their latest verdict."""
+) -> TurnPage:
+    """Turns, newest first, with their latest verdict; `total` counts every match."""
     store = request.app.state.service.store
     turns, total = store.list_turns(
         tenant,
@@ -63,65 +113,73 @@ def list_turns(
         kind=kind,
         trace_id=trace_id,
         conversation_id=conversation_id,
-        since=_utc(since),
-        until=_utc(until),
+        since=since,
+        until=until,
         limit=limit,
         offset=offset,
     )
-    return {"turns": turns, "total": total}
+    return TurnPage.model_validate({"turns": turns, "total": total})
 
 
-@router.get("/turns/{turn_id}")
-def get_turn(request: Request, tenant: ReadTenant, turn_id: str) -> dict[str, Any]:
+@router.get("/turns/{turn_id}", responses=error_responses(403, 404))
+def get_turn(request: Request, tenant: ReadTenant, turn_id: str) -> TurnDetail:
     """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
     turn: dict[str, Any] | None = request.app.state.service.store.get_turn(tenant, turn_id)
     if turn is None:
         raise HTTPException(404, f"no turn {turn_id}")
-    return turn
+    return TurnDetail.model_validate(turn)
 
 
-@router.get("/stats/reject-rate")
+@router.get("/stats/reject-rate", responses=error_responses(403))
 def reject_rate(
     request: Request,
     tenant: ReadTenant,
     group_by: Literal["model", "agent", "service", "kind"] = "model",
     bucket: Literal["1m", "5m", "1h", "1d"] = "1h",
-    since: Annotated[datetime | None, Query(description="default: 24 hours ago")] = None,
-    until: Annotated[datetime | None, Query(description="default: now")] = None,
-) -> dict[str, Any]:
+    since: Annotated[
+        QueryTime | None, Query(description=f"default: 24 hours ago; {TIME_FORMS}")
+    ] = None,
+    until: Annotated[QueryTime | None, Query(description=f"default: now; {TIME_FORMS}")] = None,
+) -> RejectRate:
     """Rejected over validated turns per group and time bucket (flagged alongside)."""
     now = datetime.now(UTC)
-    start = _utc(since) or now.replace(microsecond=0) - _DAY
-    end = _utc(until) or now
+    start = since or now.replace(microsecond=0) - _DAY
+    end = until or now
     if end <= start:
-        raise HTTPException(422, "until must be after since")
-    series = request.app.state.service.store.reject_rate(
-        tenant, group_by=group_by, bucket=bucket, since=start, until=end
-    )
-    return {"series": series}
+        raise query_error("until", "until must be after since", str(until or ""))
+    try:
+        series = request.app.state.service.store.reject_rate(
+            tenant, group_by=group_by, bucket=bucket, since=start, until=end
+        )
+    except ValueError as exc:  # too many buckets: the store's message names the bound
+        raise query_error("bucket", str(exc), bucket) from exc
+    return RejectRate.model_validate({"series": series})
 
 
-@router.get("/review-queue")
+@router.get("/review-queue", responses=error_responses(403))
 def review_queue(
     request: Request, tenant: ReadTenant, limit: Annotated[int, Query(ge=1, le=500)] = 50
-) -> dict[str, Any]:
-    """Flagged turns without a review: class-5 suspicions first, by score, then newest."""
-    items = request.app.state.service.store.review_queue(tenant, limit=limit)
-    return {"turns": items, "total": len(items)}
+) -> ReviewQueue:
+    """Flagged turns without a review: class-5 suspicions first, by score, then newest;
+    `total` counts every turn in the queue."""
+    store = request.app.state.service.store
+    items = store.review_queue(tenant, limit=limit)
+    total = store.review_queue_count(tenant)
+    # A turn flagged between the two queries: the count never says less than the page.
+    return ReviewQueue.model_validate({"turns": items, "total": max(total, len(items))})
 
 
-@router.get("/stats/review-precision")
-def review_precision(request: Request, tenant: ReadTenant) -> dict[str, Any]:
+@router.get("/stats/review-precision", responses=error_responses(403))
+def review_precision(request: Request, tenant: ReadTenant) -> ReviewPrecision:
     """Per finding kind, how many reviewed turns the humans confirmed as hallucinations
     (each turn's latest label): `{turns: {reviewed, confirmed, precision}, kinds: [...]}`."""
-    precision: dict[str, Any] = request.app.state.service.store.review_precision(tenant)
-    return precision
+    return ReviewPrecision.model_validate(request.app.state.service.store.review_precision(tenant))
 
 
-@router.post("/turns/{turn_id}/reviews", status_code=201)
+@router.post("/turns/{turn_id}/reviews", status_code=201, responses=error_responses(403, 404))
 def add_review(
     request: Request, tenant: ReadTenant, turn_id: str, review: ReviewIn
-) -> dict[str, Any]:
+) -> ReviewCreated:
     """Store a human's label; the turn leaves the review queue."""
     store = request.app.state.service.store
     if store.get_turn(tenant, turn_id) is None:
@@ -142,27 +200,18 @@ def add_review(
             created_at=created,
         )
     )
-    return {
-        "review_id": review_id,
-        "turn_id": turn_id,
-        "label": review.label,
-        "created_at": created,
-    }
+    return ReviewCreated(
+        review_id=review_id, turn_id=turn_id, label=review.label, created_at=created
+    )
 
 
 @router.get("/tenants")
-def tenants(request: Request, scope: Scope) -> dict[str, Any]:
+def tenants(request: Request, scope: Scope) -> Tenants:
     """The tenants this caller may read (pass one as `?tenant=` to any other call) and the
     one read when none is named."""
     configured = request.app.state.service.settings.access.tenants
     readable = configured if scope.every else scope.tenants
-    return {"tenants": sorted(readable), "default": scope.default_tenant}
+    return Tenants(tenants=sorted(readable), default=scope.default_tenant)
 
 
 _DAY = timedelta(days=1)
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 
 from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig
+from factledger.collector.api_models import AlertRules, Alerts, error_responses
 from factledger.collector.readers import ReadTenant
 from factledger.collector.store import Store
 
@@ -35,7 +36,7 @@ def _config(request: Request, tenant: str) -> AlertConfig:
     return config.for_tenant(tenant)
 
 
-@router.get("/alerts")
+@router.get("/alerts", responses=error_responses(403))
 def alerts(
     request: Request,
     tenant: ReadTenant,
@@ -44,7 +45,7 @@ def alerts(
     state: Annotated[
         Literal["firing", "resolved"] | None, Query(description="only alerts in this state")
     ] = None,
-) -> dict[str, Any]:
+) -> Alerts:
     """Current state per rule and group, and the history of alerts (newest first), each
     with its firing/resolved notices and its webhook delivery attempts."""
     loop = _loop(request, tenant)
@@ -74,29 +75,33 @@ def alerts(
         alert.update(by_alert[alert["alert_id"]])
         rule_config = config.rule(alert["rule"])
         alert["group_by"] = rule_config.group_by if rule_config else None
-    return {
-        "current": current,
-        "history": history,
-        "firing": sum(1 for entry in current if entry["state"] == "firing"),
-        "evaluated_at": loop.evaluated_at if loop else None,
-    }
+    return Alerts.model_validate(
+        {
+            "current": current,
+            "history": history,
+            "firing": sum(1 for entry in current if entry["state"] == "firing"),
+            "evaluated_at": loop.evaluated_at if loop else None,
+        }
+    )
 
 
-@router.get("/alerts/rules")
-def alert_rules(request: Request, tenant: ReadTenant) -> dict[str, Any]:
+@router.get("/alerts/rules", responses=error_responses(403))
+def alert_rules(request: Request, tenant: ReadTenant) -> AlertRules:
     """The rules the tenant's alerts are evaluated with (webhook URLs redacted), whether
     they come from a rules file or are the built-in default, how often they are evaluated
     and how notices are delivered. The file's path on the server is not shown."""
     config = _config(request, tenant)
-    return {
-        "tenant": tenant,
-        "source": "file" if config.source else "built-in",
-        "interval_seconds": request.app.state.alert_interval,
-        "dashboard_url": config.dashboard_url,
-        "delivery": {
-            "attempts": config.delivery.attempts,
-            "backoff_seconds": config.delivery.backoff.total_seconds(),
-            "timeout_seconds": config.delivery.timeout.total_seconds(),
-        },
-        "rules": [r.as_json() for r in config.rules],
-    }
+    return AlertRules.model_validate(
+        {
+            "tenant": tenant,
+            "source": "file" if config.source else "built-in",
+            "interval_seconds": request.app.state.alert_interval,
+            "dashboard_url": config.dashboard_url,
+            "delivery": {
+                "attempts": config.delivery.attempts,
+                "backoff_seconds": config.delivery.backoff.total_seconds(),
+                "timeout_seconds": config.delivery.timeout.total_seconds(),
+            },
+            "rules": [r.as_json() for r in config.rules],
+        }
+    )

@@ -21,6 +21,15 @@ from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig, load_alert_config
 from factledger.collector.api import router as api_router
 from factledger.collector.api_alerts import router as alerts_router
+from factledger.collector.api_models import (
+    API_VERSION,
+    RECEIVER_RESPONSES,
+    ErrorBody,
+    Health,
+    Readiness,
+    error_refs,
+    error_responses,
+)
 from factledger.collector.docs_pages import add_docs_pages
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
@@ -34,6 +43,10 @@ from factledger.processors.settings import ValidationSettings
 from factledger.settings import ServiceSettings
 
 log = logging.getLogger("factledger.service")
+
+_STORE_UNAVAILABLE = "the store is unavailable, retry later"
+_STORE_FAILED = "the store could not answer this request; the service log has the cause"
+_INTERNAL = "internal error; the service log has the cause"
 
 
 @dataclass
@@ -113,37 +126,42 @@ def create_app(
     app = FastAPI(
         title="FactLedger",
         summary="Checks LLM agents' replies against their own tool trace.",
-        version="0.1.0",
+        version=API_VERSION,
         lifespan=lifespan,
         docs_url=None,  # /docs comes from add_docs_pages: no CDN
         redoc_url=None,
     )
     add_docs_pages(app)
 
-    @app.exception_handler(ValueError)
-    async def unanswerable_query(request: Request, exc: ValueError) -> JSONResponse:
-        """A query the store refuses as asked (e.g. too many buckets): the caller's to fix."""
-        return JSONResponse({"detail": str(exc)}, status_code=422)
-
     @app.exception_handler(StoreError)
     async def store_failed(request: Request, exc: StoreError) -> JSONResponse:
-        """503 while the store is unreachable (retry later), 500 for anything else."""
-        status = 503 if exc.retryable else 500
-        headers = {"Retry-After": "5"} if exc.retryable else None
-        return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
+        """503 while the store is unreachable (retry later), 500 for anything else. The
+        driver's text stays in the log: it names tables, settings and server internals."""
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        if exc.retryable:
+            body = ErrorBody(detail=_STORE_UNAVAILABLE)
+            return JSONResponse(body.model_dump(), status_code=503, headers={"Retry-After": "5"})
+        return JSONResponse(ErrorBody(detail=_STORE_FAILED).model_dump(), status_code=500)
 
-    app.include_router(receiver_router)
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception) -> JSONResponse:
+        """Anything unforeseen: a fixed 500 body; the server logs the traceback."""
+        return JSONResponse(ErrorBody(detail=_INTERNAL).model_dump(), status_code=500)
+
+    app.include_router(receiver_router, responses=RECEIVER_RESPONSES)
     # Every query route needs a read token once read tokens are configured, including
     # any route that does not ask for a tenant.
     readers = [Depends(read_scope)]
-    app.include_router(api_router, prefix="/api/v1", dependencies=readers)
-    app.include_router(alerts_router, prefix="/api/v1", dependencies=readers)
+    answers = error_responses(401, 500, 503)
+    app.include_router(api_router, prefix="/api/v1", dependencies=readers, responses=answers)
+    app.include_router(alerts_router, prefix="/api/v1", dependencies=readers, responses=answers)
 
     @app.get(
         "/metrics",
         response_class=PlainTextResponse,
         tags=["operations"],
         dependencies=[Depends(operator_scope)],
+        responses=error_refs(401, 403),
     )
     def metrics(request: Request) -> Response:
         """Prometheus text format: spans received/stored/dropped, turns, findings, queues,
@@ -156,19 +174,23 @@ def create_app(
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.get("/healthz", tags=["operations"])
-    def healthz() -> dict[str, str]:
+    def healthz() -> Health:
         """The process is up."""
-        return {"status": "ok"}
+        return Health(status="ok")
 
-    @app.get("/readyz", tags=["operations"])
-    def readyz(request: Request, response: Response) -> dict[str, str]:
+    @app.get(
+        "/readyz",
+        tags=["operations"],
+        responses={503: {"model": Readiness, "description": "starting, or restarting"}},
+    )
+    def readyz(request: Request, response: Response) -> Readiness:
         """Ready once the write-ahead log is replayed and the store is open, while the
         pipeline's threads and its judge worker process run (503 while it restarts)."""
         service: Service = request.app.state.service
         if not service.pipeline.ready:
             response.status_code = 503
-            return {"status": "starting"}
-        return {"status": "ready"}
+            return Readiness(status="starting")
+        return Readiness(status="ready")
 
     return app
 

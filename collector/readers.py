@@ -39,14 +39,14 @@ def read_tenant(
         str | None,
         Query(
             max_length=64,
+            pattern=f"^(?:{TENANT_PATTERN.pattern})?$",  # empty: the default
             description="the tenant to read (default: the token's tenant, else `default`)",
         ),
     ] = None,
 ) -> str:
-    """The tenant this request reads; raises 403 when the token does not cover it."""
+    """The tenant this request reads; raises 403 when the token does not cover it (a
+    malformed name is a 422 of the parameter's pattern)."""
     chosen = tenant or scope.default_tenant
-    if not TENANT_PATTERN.fullmatch(chosen):
-        raise HTTPException(422, f"not a tenant name: {chosen!r}")
     if not scope.allows(chosen):
         raise HTTPException(403, f"this token may not read tenant {chosen!r}")
     return chosen

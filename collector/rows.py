@@ -341,36 +341,6 @@ def span_from_row(row: Mapping[str, Any]) -> SpanRecord:
     )
 
 
-def span_view(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A `spans` row (keyed by SPAN_COLUMNS) as the query API shows it: snake_case keys,
-    attributes as the stored string maps, times as Unix nanoseconds."""
-    start = int(row["Timestamp"])
-    duration = int(row["Duration"])
-    return {
-        "trace_id": row["TraceId"],
-        "span_id": row["SpanId"],
-        "parent_span_id": row["ParentSpanId"],
-        "name": row["SpanName"],
-        "kind": row["SpanKind"],
-        "service": row["ServiceName"],
-        "start_time_unix_nano": start,
-        "end_time_unix_nano": start + duration,
-        "duration_ns": duration,
-        "status_code": row["StatusCode"],
-        "status_message": row["StatusMessage"],
-        "attributes": dict(row["SpanAttributes"]),
-        "resource_attributes": dict(row["ResourceAttributes"]),
-        "scope_name": row["ScopeName"],
-        "scope_version": row["ScopeVersion"],
-        "events": [
-            {"name": name, "time_unix_nano": int(time), "attributes": dict(attributes)}
-            for time, name, attributes in zip(
-                row["Events.Timestamp"], row["Events.Name"], row["Events.Attributes"], strict=True
-            )
-        ],
-    }
-
-
 # --- turns and findings -----------------------------------------------------------------
 
 

@@ -49,8 +49,8 @@ from .rows import (
     TURN_COLUMNS,
     epoch_ms,
     from_epoch_ms,
-    span_view,
 )
+from .views import finding_view, max_score, span_view, tool_call_view
 
 GroupBy = Literal["model", "agent", "service", "kind"]
 Bucket = Literal["1m", "5m", "1h", "1d"]
@@ -103,7 +103,7 @@ _RESOURCE_TEXT = re.compile(
     re.IGNORECASE,
 )
 
-# The spans columns as `rows.span_from_row` and `rows.span_view` read them: times as
+# The spans columns as `rows.span_from_row` and `views.span_view` read them: times as
 # Unix nanoseconds. Aliases differ from column names (an alias equal to the column it
 # wraps would be cyclic), `_span_row` renames them back.
 _SPAN_SELECT = """
@@ -526,10 +526,10 @@ class Store:
             validated_at=from_epoch_ms(latest["validated_ms"]),
             user_message=latest["UserMessage"],
             reply=latest["Reply"],
-            tool_calls=json.loads(latest["ToolCalls"] or "[]"),
+            tool_calls=[tool_call_view(c) for c in json.loads(latest["ToolCalls"] or "[]")],
             span_ids=list(latest["SpanIds"]),
             validators=list(latest["Validators"]),
-            max_score=float(latest["MaxScore"]),
+            max_score=max_score(float(latest["MaxScore"]), bool(latest["HasClass5"])),
             has_class5=bool(latest["HasClass5"]),
             findings=self._findings(tenant, turn_id, int(latest["Version"])),
             spans=self._spans_of_turn(tenant, latest),
@@ -554,21 +554,7 @@ class Store:
             " AND Version = {version:UInt32} ORDER BY Idx LIMIT 1 BY Idx",
             {"tenant": tenant, "turn_id": turn_id, "version": version},
         )
-        return [
-            {
-                "kind": r["Kind"],
-                "class": r["Class"],
-                "severity": r["Severity"],
-                "message": r["Message"],
-                "token": r["Token"],
-                "checked_against": list(r["CheckedAgainst"]),
-                "span": None if r["SpanStart"] < 0 else [r["SpanStart"], r["SpanEnd"]],
-                "validator": r["Validator"],
-                "score": None if r["Score"] < 0 else float(r["Score"]),
-                "call_id": r["CallId"] or None,
-            }
-            for r in rows
-        ]
+        return [finding_view(r) for r in rows]
 
     def _spans_of_turn(self, tenant: str, turn: Mapping[str, Any]) -> list[dict[str, Any]]:
         span_ids = list(turn["SpanIds"])
@@ -676,11 +662,19 @@ class Store:
         queue = []
         for row in rows:
             turn = _turn_summary(row)
-            turn.update(max_score=float(row["MaxScore"]), has_class5=bool(row["HasClass5"]))
+            has_class5 = bool(row["HasClass5"])
+            turn.update(
+                max_score=max_score(float(row["MaxScore"]), has_class5), has_class5=has_class5
+            )
             if reply:
                 turn["reply"] = row["Reply"]
             queue.append(turn)
         return queue
+
+    def review_queue_count(self, tenant: str) -> int:
+        """How many turns the whole review queue holds (`review_queue` pages through them)."""
+        where, params = self._queue_where(tenant)
+        return self._scalar(f"SELECT uniqExact(TurnId) FROM {{db}}.turns WHERE {where}", params)
 
     def review_queue_facets(self, tenant: str) -> dict[str, Any]:
         """What the whole review queue holds, for choosing a filter: `{total, kinds,

@@ -11,6 +11,7 @@ Exceptions::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -61,7 +62,8 @@ class TurnSummary(TypedDict):
 
 
 class QueueItem(TurnSummary):
-    max_score: float
+    max_score: float | None
+    """Highest class-5 suspicion score; None without a class-5 finding."""
     has_class5: bool
 
 
@@ -69,11 +71,12 @@ Finding = TypedDict(
     "Finding",
     {
         "kind": str,
-        "class": str,
+        "class": str | None,
         "severity": str,
         "message": str,
         "token": str,
         "checked_against": list[str],
+        "checked_note": str | None,
         "span": list[int] | None,
         "validator": str,
         "score": float | None,
@@ -86,10 +89,17 @@ class ToolCall(TypedDict):
     name: str
     call_id: str
     arguments: Any
-    result: str | None
+    result: Any
+    """The object or array the tool returned as JSON, else its text; None when none."""
     ok: bool
-    span_id: str
+    span_id: str | None
     origin: str
+
+
+class SpanEvent(TypedDict):
+    name: str
+    time: str
+    attributes: dict[str, str]
 
 
 class Span(TypedDict):
@@ -98,12 +108,18 @@ class Span(TypedDict):
     parent_span_id: str
     name: str
     kind: str
-    start_time_unix_nano: int
-    end_time_unix_nano: int
-    duration_ns: int
+    service: str
+    start_time: str
+    """RFC 3339 to the nanosecond (`unix_ns` reads it)."""
+    end_time: str
+    duration_ms: float
     status_code: str
     status_message: str
     attributes: dict[str, str]
+    resource_attributes: dict[str, str]
+    scope_name: str
+    scope_version: str
+    events: list[SpanEvent]
 
 
 class Review(TypedDict):
@@ -127,8 +143,9 @@ class Turn(TurnSummary):
     user_message: str
     reply: str
     tool_calls: list[ToolCall]
+    span_ids: list[str]
     validators: list[str]
-    max_score: float
+    max_score: float | None
     has_class5: bool
     findings: list[Finding]
     spans: list[Span]
@@ -154,6 +171,12 @@ class ReviewPrecision(TypedDict):
 class TurnPage(TypedDict):
     turns: list[TurnSummary]
     total: int
+
+
+class QueuePage(TypedDict):
+    turns: list[QueueItem]
+    total: int
+    """Every turn in the queue, beyond this page."""
 
 
 class ApiError(Exception):
@@ -262,7 +285,11 @@ class ApiClient:
         return cast(list[Series], self._get("/stats/reject-rate", params)["series"])
 
     def review_queue(self, limit: int = 50) -> list[QueueItem]:
-        return cast(list[QueueItem], self._get("/review-queue", {"limit": str(limit)})["turns"])
+        return self.review_queue_page(limit)["turns"]
+
+    def review_queue_page(self, limit: int = 50) -> QueuePage:
+        """The first `limit` queue items and how many the whole queue holds."""
+        return cast(QueuePage, self._get("/review-queue", {"limit": str(limit)}))
 
     def review_precision(self) -> ReviewPrecision:
         return cast(ReviewPrecision, self._get("/stats/review-precision"))
@@ -318,6 +345,24 @@ class ApiClient:
         if not isinstance(payload, dict):
             raise ApiError(f"{method} {path} answered {type(payload).__name__}, not an object")
         return payload
+
+
+_RFC3339 = re.compile(
+    r"(?P<seconds>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:\.(?P<fraction>\d+))?"
+    r"(?P<zone>[Zz]|[+-]\d\d:\d\d)?"
+)
+
+
+def unix_ns(rfc3339: str) -> int:
+    """Unix nanoseconds of an API span time (`2025-01-31T12:00:00.123456789Z`); Python's
+    datetime holds microseconds only, so the fraction is read apart."""
+    parts = _RFC3339.fullmatch(rfc3339.strip())
+    if parts is None:
+        raise ValueError(f"not an RFC 3339 time: {rfc3339!r}")
+    zone = (parts["zone"] or "Z").upper().replace("Z", "+00:00")
+    moment = datetime.fromisoformat(parts["seconds"] + zone)
+    fraction = (parts["fraction"] or "") + "0" * 9
+    return int(moment.timestamp()) * 1_000_000_000 + int(fraction[:9])
 
 
 def _iso(value: datetime) -> str:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from factledger.dashboard.client import unix_ns
+
 Bucket = Literal["1m", "5m", "1h", "1d"]
 
 BUCKETS: dict[Bucket, timedelta] = {
@@ -278,16 +280,16 @@ def span_rows(spans: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     start and end in milliseconds after the first span started, duration, error flag.
     A span too short to see gets a sliver of width (`end_ms` >= start_ms + 0.5% of the
     turn) while `duration_ms` keeps the true figure."""
-    ordered = sorted(spans, key=lambda s: (int(s["start_time_unix_nano"]), str(s["span_id"])))
+    ordered = sorted(spans, key=lambda s: (unix_ns(s["start_time"]), str(s["span_id"])))
     if not ordered:
         return []
-    origin = int(ordered[0]["start_time_unix_nano"])
-    last = max(int(s["end_time_unix_nano"]) for s in ordered)
+    origin = unix_ns(ordered[0]["start_time"])
+    last = max(unix_ns(s["end_time"]) for s in ordered)
     sliver = max(last - origin, 1) / 1e6 * 0.005
     out: list[dict[str, Any]] = []
     for index, span in enumerate(ordered):
-        start = (int(span["start_time_unix_nano"]) - origin) / 1e6
-        end = (int(span["end_time_unix_nano"]) - origin) / 1e6
+        start = (unix_ns(span["start_time"]) - origin) / 1e6
+        end = (unix_ns(span["end_time"]) - origin) / 1e6
         attributes = span.get("attributes") or {}
         operation = attributes.get("gen_ai.operation.name") or str(span["name"]).split(" ")[0]
         out.append(
@@ -296,8 +298,7 @@ def span_rows(spans: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "operation": operation,
                 "start_ms": start,
                 "end_ms": max(end, start + sliver),
-                "duration_ms": (int(span["end_time_unix_nano"]) - int(span["start_time_unix_nano"]))
-                / 1e6,
+                "duration_ms": float(span["duration_ms"]),
                 "error": span.get("status_code") == "STATUS_CODE_ERROR",
                 "span_id": span["span_id"],
             }

@@ -33,8 +33,9 @@ SPANS = [
     {
         "span_id": "a",
         "name": "invoke_agent coder",
-        "start_time_unix_nano": 0,
-        "end_time_unix_nano": 10,
+        "start_time": "1970-01-01T00:00:00.000000000Z",
+        "end_time": "1970-01-01T00:00:00.000000010Z",
+        "duration_ms": 1e-5,
         "attributes": {},
         "status_code": "STATUS_CODE_ERROR",
     }

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from factledger.collector.views import rfc3339_ns
 from factledger.dashboard import figures
 from factledger.dashboard.figures import Totals, Window
 
@@ -172,8 +173,9 @@ def span(span_id: str, name: str, start: int, end: int, **extra: Any) -> dict[st
     return {
         "span_id": span_id,
         "name": name,
-        "start_time_unix_nano": start,
-        "end_time_unix_nano": end,
+        "start_time": rfc3339_ns(start),
+        "end_time": rfc3339_ns(end),
+        "duration_ms": (end - start) / 1e6,
         "attributes": extra.get("attributes", {}),
         "status_code": extra.get("status", "STATUS_CODE_UNSET"),
     }

@@ -27,7 +27,6 @@ from factledger.collector.rows import (
     review_row,
     span_from_row,
     span_row,
-    span_view,
     turn_row,
 )
 from factledger.processors.kinds import Kind, Outcome
@@ -188,18 +187,6 @@ def test_a_span_ending_before_it_starts_gets_zero_duration() -> None:
     row = dict(zip(SPAN_COLUMNS, span_row(span, 0), strict=True))
     assert row["Duration"] == 0
     assert span_from_row(row).end_time_unix_nano == 10
-
-
-def test_span_view_shows_stored_strings() -> None:
-    view = span_view(dict(zip(SPAN_COLUMNS, span_row(TYPED, 0), strict=True)))
-    assert view["attributes"]["sampled"] == "true"
-    assert view["kind"] == "SPAN_KIND_CLIENT"
-    assert view["end_time_unix_nano"] == TYPED.end_time_unix_nano
-    assert view["events"][0] == {
-        "name": "gen_ai.choice",
-        "time_unix_nano": 1_740_830_400_500_000_000,
-        "attributes": {"index": "0", "message": "{}"},
-    }
 
 
 # --- turns and findings -----------------------------------------------------------------
