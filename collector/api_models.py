@@ -119,8 +119,15 @@ class TurnSummary(ApiModel):
     version: int = Field(description="verdict version (1, then 2, ... when judged again)")
 
 
+class ListedTurn(TurnSummary):
+    why: str = Field(
+        description="the message of the finding that decides the verdict (the first of the"
+        " highest severity); empty when the turn has no finding"
+    )
+
+
 class TurnPage(ApiModel):
-    turns: list[TurnSummary]
+    turns: list[ListedTurn]
     total: int = Field(description="every turn matching the filters, not just this page")
 
 

@@ -441,7 +441,9 @@ class Store:
         one verdict or several (any of them); `q` matches replies containing it, ignoring
         case. Keys:
         turn_id, trace_id, conversation_id, service, agent, model, started_at, ended_at
-        (aware UTC datetimes), verdict, kinds, reply_preview, version.
+        (aware UTC datetimes), verdict, kinds, reply_preview, version, and why (the
+        message of the finding that decides the verdict, see `_reasons`; empty without
+        findings).
         """
         _check_limit("limit", limit, MAX_LIST_LIMIT)
         _check_limit("offset", offset, 2**32 - 1)
@@ -493,7 +495,27 @@ class Store:
             " ORDER BY StartedAt DESC, TurnId DESC, Version DESC LIMIT 1 BY TurnId",
             params,
         )
-        return [_turn_summary(row) for row in rows], total
+        reasons = self._reasons(tenant, [row["TurnId"] for row in rows])
+        turns = [_turn_summary(row) for row in rows]
+        for turn in turns:
+            turn["why"] = reasons.get((turn["turn_id"], turn["version"]), "")
+        return turns, total
+
+    def _reasons(self, tenant: str, turn_ids: Sequence[str]) -> dict[tuple[str, int], str]:
+        """Per (turn, version) of `turn_ids`, the message of the finding that decides the
+        verdict: the first (by Idx) of the highest severity. A list page's turns only, so
+        the filter on TurnId reads them through the primary key."""
+        if not turn_ids:
+            return {}
+        rows = self._query(
+            "SELECT TurnId, Version, argMin(Message,"
+            " (multiIf(Severity = 'reject', 0, Severity = 'flag', 1, 2), Idx)) AS why"
+            " FROM {db}.findings"
+            " WHERE Tenant = {tenant:String} AND TurnId IN {turn_ids:Array(String)}"
+            " GROUP BY TurnId, Version",
+            {"tenant": tenant, "turn_ids": list(turn_ids)},
+        )
+        return {(row["TurnId"], int(row["Version"])): str(row["why"]) for row in rows}
 
     def get_turn(self, tenant: str, turn_id: str) -> dict[str, Any] | None:
         """The latest version of one turn with its findings, spans, reviews and the verdict

@@ -1,12 +1,19 @@
 """Altair charts of the dashboard, built from the plain rows of `figures`. Data goes in
-inline (`alt.Data(values=...)`), so every field names its type explicitly."""
+inline (`alt.Data(values=...)`), so every field names its type explicitly.
+
+Red and amber mean reject and flag on every page, so the series of a model, agent or
+service are drawn from SERIES_COLOURS, which has neither; legends sit outside the plot.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import altair as alt
+
+from factledger.dashboard.figures import MIN_TURNS_PER_POINT
 
 VERDICT_COLOURS = {"reject": "#e53e3e", "flag": "#dd8a1f", "pass": "#cbd5e0"}
 SEVERITY_COLOURS = {"reject": "#e53e3e", "flag": "#dd8a1f"}
@@ -15,8 +22,31 @@ OPERATION_COLOURS = {
     "chat": "#3182ce",
     "execute_tool": "#38a169",
 }
+SERIES_COLOURS = (
+    "#3b6fb6",
+    "#2a9d8f",
+    "#8e6cc0",
+    "#4e9a3a",
+    "#1d3f6e",
+    "#56b4d3",
+    "#6b5b95",
+    "#8aa83a",
+    "#5f6b7a",
+    "#9bb3d9",
+)
+"""Series colours: blues, teals, violets, greens and slate, never the verdicts' red or
+amber (a model drawn red would read as "rejects")."""
 HEIGHT = 260
+RATE_HEIGHT = 220
 AXIS_ROOM = 56
+POINT_SIZES = (30, 260)
+"""Area range of a rate's point, from the fewest to the most turns in one bucket."""
+FEW_OPACITY = 0.3
+STATE_TEXT = {
+    "settled": "",
+    "few": f"under {MIN_TURNS_PER_POINT} turns, not a trend",
+    "filling": "bucket still filling",
+}
 
 Chart = alt.Chart | alt.LayerChart
 
@@ -32,14 +62,36 @@ def _data(rows: Sequence[dict[str, Any]]) -> alt.InlineData:
 
 
 def _time_axis(field: str, domain: tuple[str, str] | None, time_format: str) -> alt.X:
-    # UTC throughout, like every timestamp the tables show; the domain is the whole
-    # window, so a quiet hour shows as a gap rather than the chart shrinking to the data.
+    # UTC throughout, like every timestamp the tables show; the domain is the window
+    # fitted to its data (`figures.fitted_domain`), so a quiet stretch shows as a gap.
     scale = alt.Scale(type="utc", domain=list(domain)) if domain else alt.Scale(type="utc")
     return alt.X(
         field,
         title="UTC",
         scale=scale,
         axis=alt.Axis(format=time_format, labelOverlap=True, grid=False),
+    )
+
+
+def _series_colour(
+    rows: Sequence[Mapping[str, Any]], group: str, labels: Mapping[str, str] | None
+) -> alt.Color:
+    # Keys in sorted order get SERIES_COLOURS in order, the same in every chart built
+    # from the same rows; `labels` replaces a key by its label in the legend only.
+    keys = sorted({str(r["key"]) for r in rows})
+    colours = [SERIES_COLOURS[i % len(SERIES_COLOURS)] for i in range(len(keys))]
+    legend = alt.Legend(orient="right", labelLimit=320, symbolType="circle", symbolOpacity=1)
+    if labels:
+        lookup = json.dumps({k: labels.get(k, k) for k in keys})
+        legend = alt.Legend(
+            orient="right",
+            labelLimit=320,
+            symbolType="circle",
+            symbolOpacity=1,
+            labelExpr=f"{lookup}[datum.label] || datum.label",
+        )
+    return alt.Color(
+        "key:N", title=group, scale=alt.Scale(domain=keys, range=colours), legend=legend
     )
 
 
@@ -51,25 +103,87 @@ def rate_over_time(
     group: str = "model",
     domain: tuple[str, str] | None = None,
     time_format: str = "%H:%M",
+    labels: Mapping[str, str] | None = None,
 ) -> Chart:
-    """One line per group of `field` (a 0..1 rate) over the buckets, with points so a
-    single bucket still shows. `domain` is the window's (start, end), ISO 8601."""
-    base = alt.Chart(_data(rows)).encode(
-        x=_time_axis("t:T", domain, time_format),
-        y=alt.Y(f"{field}:Q", title=title, axis=alt.Axis(format="%"), scale=alt.Scale(zero=True)),
-        color=alt.Color("key:N", title=group, scale=alt.Scale(scheme="tableau10")),
-        tooltip=[
-            alt.Tooltip("key:N", title=group),
-            alt.Tooltip("t:T", title="bucket", format="%Y-%m-%d %H:%M UTC"),
-            alt.Tooltip(f"{field}:Q", title=title, format=".1%"),
-            alt.Tooltip("turns:Q", title="turns"),
-            alt.Tooltip("rejected:Q", title="rejected"),
-            alt.Tooltip("flagged:Q", title="flagged"),
-        ],
+    """One line per group of `field` (a 0..1 rate: `rate` or `flag_rate`) over the
+    buckets, drawn at each bucket's middle so that a point's trust shows.
+
+    Point area grows with the bucket's turns; only `settled` buckets are on the line; a
+    `few` bucket is a faint dot; a `filling` bucket (still open) is a hollow, dashed
+    ring. Each mark's description (its aria-label in the SVG) names its state.
+    `domain` is the axis (start, end), ISO 8601; `labels` the legend's label per key."""
+    low, high = ("rate_low", "rate_high") if field == "rate" else ("flag_low", "flag_high")
+    state_text = json.dumps(STATE_TEXT)
+    base = (
+        alt.Chart(_data(rows))
+        .transform_calculate(
+            note=f"{state_text}[datum.state] || ''",
+            description=(
+                f"datum.key + ', ' + utcFormat(toDate(datum.t), '%H:%M:%S') + ' UTC: '"
+                f" + format(datum.{field}, '.1%') + ' of ' + datum.turns + ' turns'"
+                " + (datum.state == 'settled' ? '' : ', ' + "
+                f"{state_text}[datum.state])"
+            ),
+        )
+        .encode(
+            x=_time_axis("t_mid:T", domain, time_format),
+            y=alt.Y(
+                f"{field}:Q",
+                title=title,
+                axis=alt.Axis(format="%"),
+                scale=alt.Scale(domain=[0, 1], zero=True, nice=False),
+            ),
+            color=_series_colour(rows, group, labels),
+            description=alt.Description("description:N"),
+            tooltip=[
+                alt.Tooltip("key:N", title=group),
+                alt.Tooltip("t:T", title="bucket from", format="%Y-%m-%d %H:%M UTC"),
+                alt.Tooltip(f"{field}:Q", title=title, format=".1%"),
+                alt.Tooltip(f"{low}:Q", title="95% interval from", format=".0%"),
+                alt.Tooltip(f"{high}:Q", title="95% interval to", format=".0%"),
+                alt.Tooltip("turns:Q", title="turns"),
+                alt.Tooltip("rejected:Q", title="rejected"),
+                alt.Tooltip("flagged:Q", title="flagged"),
+                alt.Tooltip("note:N", title="note"),
+            ],
+        )
     )
-    chart: Chart = (
-        base.mark_line(strokeWidth=2) + base.mark_point(filled=True, size=60)
-    ).properties(height=HEIGHT)
+    most = max([int(r["turns"]) for r in rows] + [1])
+    size = alt.Size(
+        "turns:Q",
+        title="turns per bucket",
+        scale=alt.Scale(type="sqrt", domain=[0, most], range=list(POINT_SIZES)),
+        legend=alt.Legend(
+            orient="right",
+            direction="horizontal",
+            symbolFillColor="#718096",
+            symbolStrokeWidth=0,
+            tickCount=3,
+        ),
+    )
+    line = base.transform_filter("datum.state == 'settled'").mark_line(strokeWidth=2)
+    settled = (
+        base.transform_filter("datum.state == 'settled'")
+        .mark_point(filled=True, opacity=1, ariaRoleDescription="settled bucket")
+        .encode(size=size)
+    )
+    few = (
+        base.transform_filter("datum.state == 'few'")
+        .mark_point(filled=True, opacity=FEW_OPACITY, ariaRoleDescription="bucket with few turns")
+        .encode(size=size)
+    )
+    filling = (
+        base.transform_filter("datum.state == 'filling'")
+        .mark_point(
+            filled=False,
+            strokeWidth=2,
+            strokeDash=[3, 2],
+            opacity=1,
+            ariaRoleDescription="bucket still filling",
+        )
+        .encode(size=size)
+    )
+    chart: Chart = (line + few + settled + filling).properties(height=RATE_HEIGHT)
     return chart
 
 
@@ -79,23 +193,33 @@ def volume_over_time(
     group: str = "model",
     domain: tuple[str, str] | None = None,
     time_format: str = "%H:%M",
+    labels: Mapping[str, str] | None = None,
 ) -> Chart:
-    """Turns per bucket, stacked by group; each bar spans its bucket (t to t_end) and
-    its stack segment (y0 to y1, from `figures.stacked`: Vega-Lite does not stack bars
-    that have a ranged x)."""
+    """Turns per bucket, stacked by group; each bar spans its bucket (t to t_end, which
+    stops at now while the bucket fills; such a bar is pale) and its stack segment (y0 to
+    y1, from `figures.stacked`: Vega-Lite does not stack bars that have a ranged x)."""
     chart: Chart = (
         alt.Chart(_data(rows))
+        .transform_calculate(
+            description=(
+                "datum.key + ', ' + utcFormat(toDate(datum.t), '%H:%M:%S') + ' UTC: '"
+                " + datum.turns + ' turns' + (datum.partial ? ', bucket still filling' : '')"
+            )
+        )
         .mark_bar(stroke="white", strokeWidth=0.5)
         .encode(
             x=_time_axis("t:T", domain, time_format),
             x2="t_end:T",
             y=alt.Y("y0:Q", title="turns"),
             y2="y1:Q",
-            color=alt.Color("key:N", title=group, scale=alt.Scale(scheme="tableau10")),
+            color=_series_colour(rows, group, labels),
+            opacity=alt.condition("datum.partial", alt.value(0.45), alt.value(1.0)),
+            description=alt.Description("description:N"),
             tooltip=[
                 alt.Tooltip("key:N", title=group),
-                alt.Tooltip("t:T", title="bucket", format="%Y-%m-%d %H:%M UTC"),
+                alt.Tooltip("t:T", title="bucket from", format="%Y-%m-%d %H:%M UTC"),
                 alt.Tooltip("turns:Q", title="turns"),
+                alt.Tooltip("partial:N", title="still filling"),
             ],
         )
         .properties(height=HEIGHT)
@@ -104,13 +228,14 @@ def volume_over_time(
 
 
 def kind_breakdown(rows: Sequence[dict[str, Any]]) -> Chart:
-    """Turns per finding kind, split by the severity the kind had (horizontal bars)."""
+    """Turns per finding kind (by its readable `label`), split by the severity the kind
+    had (horizontal bars)."""
     chart: Chart = (
         alt.Chart(_data(rows))
         .mark_bar()
         .encode(
             y=alt.Y(
-                "kind:N",
+                "label:N",
                 title=None,
                 sort=alt.EncodingSortField("all", order="descending"),
                 axis=alt.Axis(labelLimit=260),
@@ -124,7 +249,7 @@ def kind_breakdown(rows: Sequence[dict[str, Any]]) -> Chart:
                 ),
             ),
             tooltip=[
-                alt.Tooltip("kind:N"),
+                alt.Tooltip("label:N", title="kind"),
                 alt.Tooltip("severity:N"),
                 alt.Tooltip("turns:Q", title="turns"),
             ],

@@ -1,6 +1,11 @@
 """The overview's numbers, from the API's reject-rate series: windows and buckets, rows
 for the charts, totals per group, and the groups whose rate rose most against their
 previous window. Pure functions; times are aware UTC datetimes or the API's ISO strings.
+
+A chart point is only as good as the turns behind it, so every row says how far to
+trust it (`state`): a bucket still filling is `filling`, one with fewer than
+MIN_TURNS_PER_POINT turns is `few`, the rest `settled`; each rate also carries its 95%
+Wilson interval.
 """
 
 from __future__ import annotations
@@ -8,11 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from math import sqrt
 from typing import Any, Literal
 
 from factledger.dashboard.client import unix_ns
+from factledger.dashboard.highlight import kind_label
 
 Bucket = Literal["1m", "5m", "1h", "1d"]
+PointState = Literal["settled", "few", "filling"]
 
 BUCKETS: dict[Bucket, timedelta] = {
     "1m": timedelta(minutes=1),
@@ -34,6 +42,13 @@ MAX_POINTS = 720
 DEFAULT_POINTS = 200
 MIN_TURNS_FOR_RISE = 5
 """A group needs this many turns in each window to be ranked by its rise."""
+MIN_TURNS_PER_POINT = 5
+"""A finished bucket with fewer turns is drawn faint and off the line: with two turns a
+rate is 0%, 50% or 100%, which says nothing about a trend."""
+WILSON_Z = 1.96
+"""The normal quantile of the rates' 95% intervals."""
+SECONDS_FORMAT_SPAN = timedelta(minutes=5)
+"""Axes at most this long label seconds: their ticks are seconds apart."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +107,10 @@ def default_bucket(window: timedelta) -> Bucket:
 
 
 def time_format(window: timedelta) -> str:
-    """A d3 time format for a window's axis: hours within a day, then days."""
+    """A d3 time format for an axis spanning `window`: seconds within a few minutes,
+    then hours within a day, then days."""
+    if window <= SECONDS_FORMAT_SPAN:
+        return "%H:%M:%S"
     if window < timedelta(days=1):
         return "%H:%M"
     if window < timedelta(days=7):
@@ -122,9 +140,14 @@ def rows(
     series: Iterable[Mapping[str, Any]],
     since: datetime | None = None,
     bucket: Bucket = "1m",
+    now: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """One flat row per (key, bucket) at or after `since`: key, t (bucket start), t_end
-    (bucket end), turns, rejected, flagged, rate, flag_rate (what the time charts plot)."""
+    """One flat row per (key, bucket) at or after `since`: what the time charts plot.
+
+    Keys: key, t (bucket start), t_end (bucket end, or `now` while the bucket is still
+    filling), t_mid (the middle of t..t_end, where a rate is drawn), turns, rejected,
+    flagged, rate and flag_rate with their 95% intervals (rate_low, rate_high, flag_low,
+    flag_high), partial (the bucket ends after `now`) and state (see the module)."""
     flat: list[dict[str, Any]] = []
     for one in series:
         for point in one["points"]:
@@ -132,19 +155,101 @@ def rows(
             if since is not None and t < since:
                 continue
             turns = int(point["turns"])
+            rejected = int(point["rejected"])
+            flagged = int(point["flagged"])
+            end = t + BUCKETS[bucket]
+            partial = now is not None and end > now
+            if partial and now is not None:
+                end = max(now, t)
+            rate_low, rate_high = wilson_interval(rejected, turns)
+            flag_low, flag_high = wilson_interval(flagged, turns)
             flat.append(
                 {
                     "key": str(one["key"]),
                     "t": t.isoformat(),
-                    "t_end": (t + BUCKETS[bucket]).isoformat(),
+                    "t_end": end.isoformat(),
+                    "t_mid": (t + (end - t) / 2).isoformat(),
                     "turns": turns,
-                    "rejected": int(point["rejected"]),
-                    "flagged": int(point["flagged"]),
+                    "rejected": rejected,
+                    "flagged": flagged,
                     "rate": float(point["rate"]),
-                    "flag_rate": int(point["flagged"]) / turns if turns else 0.0,
+                    "flag_rate": flagged / turns if turns else 0.0,
+                    "rate_low": rate_low,
+                    "rate_high": rate_high,
+                    "flag_low": flag_low,
+                    "flag_high": flag_high,
+                    "partial": partial,
+                    "state": point_state(turns, partial=partial),
                 }
             )
     return flat
+
+
+def point_state(turns: int, *, partial: bool) -> PointState:
+    """How far a bucket's rate can be trusted: `filling` while the bucket is still open,
+    `few` below MIN_TURNS_PER_POINT turns, else `settled`."""
+    if partial:
+        return "filling"
+    return "few" if turns < MIN_TURNS_PER_POINT else "settled"
+
+
+def wilson_interval(hits: int, turns: int, z: float = WILSON_Z) -> tuple[float, float]:
+    """The Wilson score interval of the rate hits/turns (0..1 when there are no turns):
+    unlike rate ± z·se it stays inside 0..1 and is wide, not zero, at 0/2 or 2/2."""
+    if turns <= 0:
+        return 0.0, 1.0
+    p = hits / turns
+    scale = 1 + z * z / turns
+    centre = (p + z * z / (2 * turns)) / scale
+    half = z * sqrt(p * (1 - p) / turns + z * z / (4 * turns * turns)) / scale
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def fitted_domain(
+    flat: Iterable[Mapping[str, Any]], window: Window, bucket: Bucket
+) -> tuple[datetime, datetime]:
+    """The time axis of the current window, fitted to its data: it starts at the first
+    bucket with turns (not at the window's start, so a minute of data is not squeezed
+    into a line at the edge of an hour), ends at the window's end, and spans at least one
+    bucket. Later gaps stay on the axis: a quiet stretch shows as one."""
+    starts = [parse_time(r["t"]) for r in flat if int(r["turns"]) > 0]
+    start = max(window.split, min(starts)) if starts else window.split
+    return start, max(window.end, start + BUCKETS[bucket])
+
+
+def newest_bucket(series: Iterable[Mapping[str, Any]]) -> datetime | None:
+    """The start of the newest bucket with turns in any series, or None."""
+    starts = [parse_time(point["t"]) for one in series for point in one["points"] if point["turns"]]
+    return max(starts) if starts else None
+
+
+def fitting_window(newest: datetime | None, now: datetime, bucket: Bucket = "1h") -> str:
+    """The name of the shortest window from DEFAULT_WINDOW up that holds the newest
+    turn, given the start of the newest `bucket` with turns (DEFAULT_WINDOW when there
+    are none, or the longest window when even it ends before them)."""
+    names = list(WINDOWS)
+    candidates = names[names.index(DEFAULT_WINDOW) :]
+    if newest is None:
+        return DEFAULT_WINDOW
+    for name in candidates:
+        if newest >= now - WINDOWS[name]:
+            return name
+    return candidates[-1]
+
+
+def series_labels(
+    parts: Iterable[Totals], measure: Literal["rate", "flag_rate", "turns"]
+) -> dict[str, str]:
+    """Each key's legend label with the figure behind its line: `gpt-4o · 27.1% of 48
+    turns` for a rate, `gpt-4o · 48 turns` for volume."""
+    labels: dict[str, str] = {}
+    for part in parts:
+        count = f"{part.turns:,} turn{'s' if part.turns != 1 else ''}"
+        if measure == "turns":
+            labels[part.key] = f"{part.key} · {count}"
+        else:
+            labels[part.key] = f"{part.key} · {getattr(part, measure):.1%} of {count}"
+    return labels
 
 
 def stacked(flat: Sequence[Mapping[str, Any]], field: str = "turns") -> list[dict[str, Any]]:
@@ -219,7 +324,8 @@ def rises(
 
 def kind_rows(series: Iterable[Mapping[str, Any]], since: datetime) -> list[dict[str, Any]]:
     """Per finding kind, the turns it rejected and the turns it flagged since `since`, one
-    row per (kind, severity) with a count above zero, for a stacked bar."""
+    row per (kind, severity) with a count above zero, for a stacked bar; `label` is how
+    the kind reads on the page."""
     out: list[dict[str, Any]] = []
     for total in totals(series, since):
         for severity, count in (("reject", total.rejected), ("flag", total.flagged)):
@@ -227,6 +333,7 @@ def kind_rows(series: Iterable[Mapping[str, Any]], since: datetime) -> list[dict
                 out.append(
                     {
                         "kind": total.key,
+                        "label": kind_label(total.key),
                         "severity": severity,
                         "turns": count,
                         "all": total.rejected + total.flagged,

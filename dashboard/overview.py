@@ -4,6 +4,7 @@ verdicts by agent, and the models and agents whose reject rate rose most."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any, Literal
 
 import streamlit as st
 
@@ -13,17 +14,22 @@ from factledger.dashboard.ui import percent
 
 SPLITS: dict[str, GroupBy] = {"model": "model", "agent": "agent", "service": "service"}
 QUEUE_PEEK = 100
+RATES: tuple[tuple[Literal["rate", "flag_rate"], str], ...] = (
+    ("rate", "reject rate"),
+    ("flag_rate", "flagged rate"),
+)
 
 
 def render(api: ApiClient) -> None:
     st.title("Overview")
+    now = datetime.now(UTC)
+    if "overview_window" not in st.session_state:
+        # First visit: the shortest window from an hour up that holds the newest turn,
+        # rather than an hour that may be empty while yesterday had traffic.
+        st.session_state["overview_window"] = _fitting_window(api, now)
     controls = st.columns([3, 1, 1], vertical_alignment="bottom")
     window_name = controls[0].segmented_control(
-        "Window",
-        list(figures.WINDOWS),
-        default=figures.DEFAULT_WINDOW,
-        required=True,
-        key="overview_window",
+        "Window", list(figures.WINDOWS), required=True, key="overview_window"
     )
     window = figures.WINDOWS[window_name or figures.DEFAULT_WINDOW]
     choices = figures.buckets_for(window)
@@ -35,7 +41,6 @@ def render(api: ApiClient) -> None:
     )
     group = SPLITS[controls[2].selectbox("Split by", list(SPLITS), key="overview_split")]
 
-    now = datetime.now(UTC)
     bounds = figures.window_bounds(now, window, bucket)
     by_group = api.reject_rate(group_by=group, bucket=bucket, since=bounds.start, until=now)
     current = figures.overall(by_group, bounds.split, bounds.end)
@@ -59,36 +64,38 @@ def render(api: ApiClient) -> None:
     queue = api.review_queue(limit=QUEUE_PEEK)
     _headline(current, previous, len(queue))
 
-    rows = figures.rows(by_group, since=bounds.split, bucket=bucket)
-    domain = (bounds.split.isoformat(), bounds.end.isoformat())
-    axis_format = figures.time_format(window)
-    left, right = st.columns(2)
-    with left:
-        st.subheader(f"Reject rate per {group}")
+    rows = figures.rows(by_group, since=bounds.split, bucket=bucket, now=now)
+    start, end = figures.fitted_domain(rows, bounds, bucket)
+    domain = (start.isoformat(), end.isoformat())
+    axis_format = figures.time_format(end - start)
+    parts = [p for p in figures.totals(by_group, bounds.split, bounds.end) if p.turns]
+    for field, title in RATES:
+        st.subheader(f"{title.capitalize()} per {group}")
         st.altair_chart(
             charts.rate_over_time(
                 rows,
-                field="rate",
-                title="reject rate",
+                field=field,
+                title=title,
                 group=group,
                 domain=domain,
                 time_format=axis_format,
+                labels=figures.series_labels(parts, field),
             ),
             width="stretch",
         )
-    with right:
-        st.subheader(f"Flagged rate per {group}")
-        st.altair_chart(
-            charts.rate_over_time(
-                rows,
-                field="flag_rate",
-                title="flagged rate",
-                group=group,
-                domain=domain,
-                time_format=axis_format,
-            ),
-            width="stretch",
-        )
+    st.caption(_reading_note(rows, bucket, group, start, bounds))
+
+    st.subheader(f"Turn volume per {group}")
+    st.altair_chart(
+        charts.volume_over_time(
+            figures.stacked(rows),
+            group=group,
+            domain=domain,
+            time_format=axis_format,
+            labels=figures.series_labels(parts, "turns"),
+        ),
+        width="stretch",
+    )
 
     by_agent = (
         by_group
@@ -100,15 +107,15 @@ def render(api: ApiClient) -> None:
         if group == "model"
         else api.reject_rate(group_by="model", bucket=bucket, since=bounds.start, until=now)
     )
-    left, right = st.columns(2)
+    by_kind = api.reject_rate(group_by="kind", bucket=bucket, since=bounds.split, until=now)
+    kinds = figures.kind_rows(by_kind, bounds.split)
+    left, right = st.columns(2, gap="large")
     with left:
-        st.subheader(f"Turn volume per {group}")
-        st.altair_chart(
-            charts.volume_over_time(
-                figures.stacked(rows), group=group, domain=domain, time_format=axis_format
-            ),
-            width="stretch",
-        )
+        st.subheader("Findings by kind")
+        if kinds:
+            st.altair_chart(charts.kind_breakdown(kinds), width="stretch")
+        else:
+            st.success("No turn in this window has a rejecting or flagging finding.")
     with right:
         st.subheader("Biggest rises against the previous window")
         changes = figures.rises("model", by_model, bounds) + figures.rises(
@@ -129,23 +136,36 @@ def render(api: ApiClient) -> None:
                 f" turns in this {window_name} and in the {window_name} before it.",
                 icon=":material/hourglass_empty:",
             )
-
-    by_kind = api.reject_rate(group_by="kind", bucket=bucket, since=bounds.split, until=now)
-    kinds = figures.kind_rows(by_kind, bounds.split)
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Findings by kind")
-        if kinds:
-            st.altair_chart(charts.kind_breakdown(kinds), width="stretch")
-        else:
-            st.success("No turn in this window has a rejecting or flagging finding.")
-    with right:
         st.subheader("Verdicts by agent")
         agents = figures.totals(by_agent, bounds.split, bounds.end)
         st.altair_chart(
             charts.verdict_mix(figures.verdict_rows(a for a in agents if a.turns)),
             width="stretch",
         )
+
+
+def _fitting_window(api: ApiClient, now: datetime) -> str:
+    longest = max(figures.WINDOWS.values())
+    series = api.reject_rate(group_by="service", bucket="1h", since=now - longest, until=now)
+    return figures.fitting_window(figures.newest_bucket(series), now)
+
+
+def _reading_note(
+    rows: list[dict[str, Any]], bucket: str, group: str, start: datetime, bounds: figures.Window
+) -> str:
+    """How to read the rate charts: what a point is and which points to trust."""
+    note = (
+        f"Each point is one {bucket} bucket, drawn at its middle; its area grows with its "
+        f"turns; the legend gives each {group}'s rate over the whole window. Faint "
+        f"points have fewer than {figures.MIN_TURNS_PER_POINT} turns and a hollow dashed "
+        "ring is the bucket still filling: neither is joined to the line."
+    )
+    filling = sorted({r["t"] for r in rows if r["partial"]})
+    if filling:
+        note += f" The bucket from {figures.parse_time(filling[0]):%H:%M} UTC is still filling."
+    if start > bounds.split:
+        note += f" The axis starts at the first turn in this window ({start:%H:%M} UTC)."
+    return note
 
 
 def _headline(current: figures.Totals, previous: figures.Totals, queued: int) -> None:

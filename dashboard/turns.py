@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,6 +14,7 @@ import streamlit as st
 from factledger.dashboard import turn_view
 from factledger.dashboard.client import ApiClient, NotFound, TurnQuery
 from factledger.dashboard.figures import parse_time
+from factledger.dashboard.highlight import kind_label
 from factledger.processors.kinds import Kind
 
 VERDICTS: dict[str, tuple[str, ...]] = {
@@ -27,8 +31,32 @@ PERIODS: dict[str, timedelta | None] = {
     "last 30 days": timedelta(days=30),
     "any time": None,
 }
-PAGE_ROWS = 200
+PAGE_SIZES = (50, 100, 200, 500, 1000)
+"""Rows per page; the API answers at most 1,000 turns per call."""
+DEFAULT_PAGE_SIZE = 100
+ROW_HEIGHT = 68
+"""Three lines of text: the grid wraps a cell's text only in rows taller than 4rem (64 px)."""
+HEADER_HEIGHT = 38
+ROWS_IN_VIEW = 12
+"""The grid is as tall as this many rows (fewer when the page has fewer): about a
+screen, scrolling inside for the rest of the page."""
+PREVIEW_CHARS = 200
+"""The API's reply_preview holds a reply's first 200 characters, cut anywhere."""
+CELL_CHARS = 80
+"""Reply and reason text per cell: what three wrapped lines of their columns hold."""
+COLUMN_WIDTHS = {
+    "time": 135,
+    "verdict": 68,
+    "agent": 75,
+    "model": 120,
+    "kinds": 125,
+    "why": 200,
+    "reply": 220,
+}
+"""Starting widths in pixels, in column order; the grid stretches them to its width."""
 ANY = "(any)"
+VERDICT_COLOURS = {"reject": "#fed7d7", "flag": "#feebc8", "pass": "#e2e8f0"}
+"""The pill colours of the verdict column, as on the turn page (`ui.verdict_html`)."""
 _KEYS_WINDOW = timedelta(days=30)
 
 
@@ -54,16 +82,28 @@ def render(api: ApiClient) -> None:
 def _table(api: ApiClient) -> None:
     st.title("Turns")
     models, agents = _known_keys(api)
-    top = st.columns([2, 2, 2, 3], vertical_alignment="bottom")
+    top = st.columns([2, 2, 3, 2, 2], vertical_alignment="bottom")
     verdict = top[0].selectbox("Verdict", list(VERDICTS), key="turns_verdict")
     period = top[1].selectbox("Time", list(PERIODS), index=1, key="turns_period")
-    kind = top[2].selectbox("Finding kind", [ANY, *(k.value for k in Kind)], key="turns_kind")
-    text = top[3].text_input(
+    kind = top[2].selectbox(
+        "Finding kind",
+        [ANY, *(k.value for k in Kind)],
+        format_func=lambda value: value if value == ANY else kind_label(value),
+        key="turns_kind",
+    )
+    model = top[3].selectbox("Model", [ANY, *models], key="turns_model")
+    agent = top[4].selectbox("Agent", [ANY, *agents], key="turns_agent")
+    second = st.columns([6, 2, 2], vertical_alignment="bottom")
+    text = second[0].text_input(
         "Search in replies", key="turns_q", placeholder="a SHA, a ticket key, a phrase…"
     )
-    second = st.columns([2, 2, 5])
-    model = second[0].selectbox("Model", [ANY, *models], key="turns_model")
-    agent = second[1].selectbox("Agent", [ANY, *agents], key="turns_agent")
+    size = second[1].selectbox(
+        "Rows per page",
+        PAGE_SIZES,
+        index=PAGE_SIZES.index(DEFAULT_PAGE_SIZE),
+        format_func=lambda n: f"{n:,}",
+        key="turns_page_size",
+    )
 
     span = PERIODS[period]
     query = TurnQuery(
@@ -73,9 +113,17 @@ def _table(api: ApiClient) -> None:
         kind="" if kind == ANY else kind,
         q=text,
         since=None if span is None else datetime.now(UTC) - span,
-        limit=PAGE_ROWS,
+        limit=size,
     )
-    page = api.turns(query)
+    # One page number per set of filters: changing a filter starts again at page 1.
+    page_key = "turns_page_" + _filters_key(query, period)
+    number = max(1, int(st.session_state.get(page_key, 1)))
+    page = api.turns(replace(query, offset=(number - 1) * size))
+    pages = page_count(page["total"], size)
+    if number > pages:  # the turns matching shrank (a filter's period moved on)
+        number = pages
+        st.session_state[page_key] = number
+        page = api.turns(replace(query, offset=(number - 1) * size))
     if not page["turns"]:
         if not models and not agents:
             st.info(
@@ -92,40 +140,101 @@ def _table(api: ApiClient) -> None:
             st.info("No turn matches these filters.", icon=":material/search_off:")
         return
 
-    shown = len(page["turns"])
-    st.caption(
-        f"{page['total']:,} turns match; showing the newest {shown}. Select a row to open the turn."
+    second[2].number_input(
+        f"Page (of {pages:,})", min_value=1, max_value=pages, step=1, key=page_key
     )
-    table = [
-        {
-            "time": parse_time(turn["started_at"]),
-            "verdict": turn["verdict"],
-            "model": turn["model"],
-            "agent": turn["agent"],
-            "kinds": ", ".join(turn["kinds"]),
-            "reply": turn["reply_preview"],
-            "turn": turn["turn_id"],
-        }
-        for turn in page["turns"]
-    ]
+    st.caption(page_caption(page["total"], number, size, len(page["turns"])))
+    table = table_rows(page["turns"])
     event: Any = st.dataframe(
         table,
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
         key="turns_table",
+        row_height=ROW_HEIGHT,
+        height=HEADER_HEIGHT + min(len(table), ROWS_IN_VIEW) * ROW_HEIGHT,
+        column_order=tuple(COLUMN_WIDTHS),
         column_config={
-            "time": st.column_config.DatetimeColumn("time", format="YYYY-MM-DD HH:mm:ss"),
-            "verdict": st.column_config.TextColumn("verdict", width="small"),
-            "kinds": st.column_config.TextColumn("finding kinds", width="medium"),
-            "reply": st.column_config.TextColumn("reply", width="large"),
-            "turn": st.column_config.TextColumn("turn id", width="small"),
+            "time": st.column_config.DatetimeColumn(
+                "time (UTC)", format="YYYY-MM-DD HH:mm:ss", width=COLUMN_WIDTHS["time"]
+            ),
+            "verdict": st.column_config.MultiselectColumn(
+                "verdict",
+                options=list(VERDICT_COLOURS),
+                color=list(VERDICT_COLOURS.values()),
+                width=COLUMN_WIDTHS["verdict"],
+            ),
+            "agent": st.column_config.TextColumn("agent", width=COLUMN_WIDTHS["agent"]),
+            "model": st.column_config.TextColumn("model", width=COLUMN_WIDTHS["model"]),
+            "kinds": st.column_config.TextColumn("finding kinds", width=COLUMN_WIDTHS["kinds"]),
+            "why": st.column_config.TextColumn(
+                "why", width=COLUMN_WIDTHS["why"], help="The finding that decides the verdict"
+            ),
+            "reply": st.column_config.TextColumn("reply", width=COLUMN_WIDTHS["reply"]),
         },
     )
     selected = event.selection.rows if event is not None else []
     if selected:
         st.query_params["turn_id"] = table[selected[0]]["turn"]
         st.rerun()
+
+
+def table_rows(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The grid's rows: time, verdict (a one-item list, for the coloured pill), agent,
+    model, kinds (readable, comma-separated), why (the deciding finding's message), reply
+    (its preview, whole words only) and turn (the id a selected row opens)."""
+    return [
+        {
+            "time": parse_time(turn["started_at"]),
+            "verdict": [turn["verdict"]],
+            "agent": turn["agent"],
+            "model": turn["model"],
+            "kinds": ", ".join(kind_label(k) for k in turn["kinds"]),
+            "why": clip_words(str(turn.get("why") or ""), CELL_CHARS),
+            "reply": clip_words(
+                str(turn["reply_preview"]),
+                CELL_CHARS,
+                cut=len(turn["reply_preview"]) >= PREVIEW_CHARS,
+            ),
+            "turn": turn["turn_id"],
+        }
+        for turn in turns
+    ]
+
+
+def clip_words(text: str, limit: int, *, cut: bool = False) -> str:
+    """`text` on one line (whitespace runs become one space), at most `limit` characters
+    and ending on a whole word with `…` when shortened. `cut`: the text was already cut
+    somewhere (an API preview), so its last word may be partial and is dropped too."""
+    flat = " ".join(text.split())
+    if cut:
+        head, space, _ = flat.rpartition(" ")
+        flat = head if space else flat
+    if len(flat) > limit:
+        head, space, _ = flat[: limit + 1].rpartition(" ")
+        flat = head if space and head else flat[:limit]
+        cut = True
+    return flat.rstrip(" ,;:-") + "…" if cut else flat
+
+
+def page_count(total: int, size: int) -> int:
+    """Pages of `size` rows that `total` matches fill (at least one)."""
+    return max(1, -(-total // size))
+
+
+def page_caption(total: int, number: int, size: int, shown: int) -> str:
+    """`1,234 turns match; showing 101–200, newest first. Select a row to open the turn.`"""
+    first = (number - 1) * size + 1
+    return (
+        f"{total:,} turns match; showing {first:,}–{first + shown - 1:,}, newest first. "
+        "Select a row to open the turn."
+    )
+
+
+def _filters_key(query: TurnQuery, period: str) -> str:
+    # The period by name: its start moves with the clock on every rerun.
+    kept = (query.verdicts, query.model, query.agent, query.kind, query.q.strip(), period)
+    return hashlib.sha1(repr((kept, query.limit)).encode(), usedforsecurity=False).hexdigest()[:12]
 
 
 def _known_keys(api: ApiClient) -> tuple[list[str], list[str]]:

@@ -16,7 +16,7 @@ import pytest
 from factledger.collector import rows
 from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.processors.assembler import PriorVerdict
-from factledger.processors.kinds import Kind, Outcome
+from factledger.processors.kinds import Kind, Outcome, Severity
 from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
 from factledger.processors.spans import SpanRecord
 
@@ -502,6 +502,29 @@ def test_list_turns_row_shape(store: Store) -> None:
         "kinds": ["fabricated_identifier"],
         "reply_preview": "reply of t1",
         "version": 1,
+        "why": "fabricated_identifier seen",
+    }
+
+
+def test_a_listed_turn_says_why_with_the_finding_that_decides_its_verdict(store: Store) -> None:
+    flag = Finding(Kind.MISSING_TOOL_ARGUMENTS, "an argument is missing", Severity.FLAG)
+    reject = Finding(Kind.FABRICATED_IDENTIFIER, "TKT-9 is in no tool result", Severity.REJECT)
+    later = Finding(Kind.STALL, "a promise, no call", Severity.REJECT)
+    info = Finding(Kind.VALIDATOR_ERROR, "a validator failed", Severity.INFO)
+    write(
+        store,
+        Seed("t1", Outcome.REJECT, (info, flag, reject, later), minute=0),
+        Seed("t2", Outcome.REJECT, (reject,), minute=1),
+        Seed("t2", Outcome.FLAG, (flag,), minute=1, version=2),
+        Seed("t3", Outcome.PASS, (info,), minute=2),
+        Seed("t4", minute=3),
+    )
+    listed, _ = store.list_turns(TENANT)
+    assert {t["turn_id"]: t["why"] for t in listed} == {
+        "t1": "TKT-9 is in no tool result",  # the first reject, though a flag comes first
+        "t2": "an argument is missing",  # the latest version's finding
+        "t3": "a validator failed",
+        "t4": "",
     }
 
 

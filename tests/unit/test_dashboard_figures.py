@@ -57,8 +57,14 @@ def test_window_bounds_align_the_split_to_the_bucket():
 
 @pytest.mark.parametrize(
     ("window", "fmt"),
-    [(timedelta(hours=1), "%H:%M"), (timedelta(days=1), "%a %H:%M"), (timedelta(days=7), "%b %d")],
-    ids=["hours", "days-of-week", "dates"],
+    [
+        (timedelta(minutes=2), "%H:%M:%S"),
+        (timedelta(minutes=5), "%H:%M:%S"),
+        (timedelta(hours=1), "%H:%M"),
+        (timedelta(days=1), "%a %H:%M"),
+        (timedelta(days=7), "%b %d"),
+    ],
+    ids=["a-couple-of-minutes", "five-minutes", "hours", "days-of-week", "dates"],
 )
 def test_time_format(window, fmt):
     assert figures.time_format(window) == fmt
@@ -74,6 +80,139 @@ def test_rows_flatten_series_from_since_with_bucket_ends_and_flag_rates():
     assert figures.parse_time(flat[0]["t_end"]) - figures.parse_time(flat[0]["t"]) == timedelta(
         minutes=5
     )
+
+
+@pytest.mark.parametrize(
+    ("points", "now", "states"),
+    [
+        pytest.param(
+            [point(0, 12, 3), point(1, 12, 3)],
+            T0 + timedelta(minutes=2),
+            ["settled", "settled"],
+            id="finished-buckets-are-settled",
+        ),
+        pytest.param(
+            [point(0, 12, 3), point(1, 2, 2)],
+            T0 + timedelta(minutes=3),
+            ["settled", "few"],
+            id="two-turns-are-few",
+        ),
+        pytest.param(
+            [point(0, 12, 3), point(1, 40, 40)],
+            T0 + timedelta(minutes=1, seconds=20),
+            ["settled", "filling"],
+            id="the-open-bucket-is-filling-however-many-turns",
+        ),
+    ],
+)
+def test_rows_say_how_far_each_point_can_be_trusted(points, now, states):
+    flat = figures.rows([series("gpt-4o", *points)], bucket="1m", now=now)
+    assert [r["state"] for r in flat] == states
+    assert [r["partial"] for r in flat] == [s == "filling" for s in states]
+
+
+def test_a_filling_bucket_ends_now_and_is_drawn_at_the_middle_of_its_elapsed_part():
+    now = T0 + timedelta(minutes=1, seconds=20)
+    _, filling = figures.rows([series("m", point(0, 9), point(1, 9))], bucket="1m", now=now)
+    assert figures.parse_time(filling["t_end"]) == now
+    assert figures.parse_time(filling["t_mid"]) == T0 + timedelta(minutes=1, seconds=10)
+
+
+def test_rows_carry_each_rates_95_percent_interval():
+    (row,) = figures.rows([series("m", point(0, 2, 2, 0))])
+    assert row["rate"] == 1.0
+    assert row["rate_high"] == 1.0 and row["rate_low"] == pytest.approx(0.342, abs=0.001)
+    assert row["flag_low"] == 0.0 and row["flag_high"] == pytest.approx(0.658, abs=0.001)
+
+
+@pytest.mark.parametrize(
+    ("hits", "turns", "low", "high"),
+    [
+        (0, 0, 0.0, 1.0),
+        (2, 2, 0.342, 1.0),
+        (0, 10, 0.0, 0.278),
+        (50, 100, 0.404, 0.596),
+        (300, 1000, 0.272, 0.329),
+    ],
+    ids=["no-turns", "two-of-two", "none-of-ten", "half-of-100", "30pct-of-1000"],
+)
+def test_wilson_interval(hits, turns, low, high):
+    got_low, got_high = figures.wilson_interval(hits, turns)
+    assert got_low == pytest.approx(low, abs=0.001)
+    assert got_high == pytest.approx(high, abs=0.001)
+
+
+HOUR = Window(start=T0 - timedelta(hours=1), split=T0, end=T0 + timedelta(hours=1))
+
+
+@pytest.mark.parametrize(
+    ("points", "bucket", "domain"),
+    [
+        pytest.param(
+            [point(58, 30), point(59, 4)],
+            "1m",
+            (T0 + timedelta(minutes=58), T0 + timedelta(hours=1)),
+            id="a-minute-of-data-is-the-axis-not-an-edge-of-the-hour",
+        ),
+        pytest.param(
+            [point(0, 0), point(59, 4)],
+            "1m",
+            (T0 + timedelta(minutes=59), T0 + timedelta(hours=1)),
+            id="empty-buckets-do-not-stretch-it",
+        ),
+        pytest.param(
+            [point(3, 5), point(50, 5)],
+            "1m",
+            (T0 + timedelta(minutes=3), T0 + timedelta(hours=1)),
+            id="a-quiet-stretch-later-stays-on-the-axis",
+        ),
+        pytest.param([], "5m", (T0, T0 + timedelta(hours=1)), id="no-data-the-whole-window"),
+    ],
+)
+def test_fitted_domain_starts_at_the_first_bucket_with_turns(points, bucket, domain):
+    flat = figures.rows([series("m", *points)], since=HOUR.split, bucket=bucket)
+    assert figures.fitted_domain(flat, HOUR, bucket) == domain
+
+
+def test_fitted_domain_spans_at_least_one_bucket():
+    just_started = Window(start=T0 - timedelta(seconds=5), split=T0, end=T0 + timedelta(seconds=5))
+    flat = figures.rows([series("m", point(0, 3))], since=T0, bucket="1m")
+    assert figures.fitted_domain(flat, just_started, "1m") == (T0, T0 + timedelta(minutes=1))
+
+
+@pytest.mark.parametrize(
+    ("age", "window"),
+    [
+        (None, "1 hour"),
+        (timedelta(minutes=1), "1 hour"),
+        (timedelta(minutes=59), "1 hour"),
+        (timedelta(hours=3), "6 hours"),
+        (timedelta(hours=20), "24 hours"),
+        (timedelta(days=3), "7 days"),
+        (timedelta(days=20), "30 days"),
+        (timedelta(days=90), "30 days"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_fitting_window_is_the_shortest_holding_the_newest_turn(age, window):
+    now = T0 + timedelta(days=100)
+    assert figures.fitting_window(None if age is None else now - age, now) == window
+
+
+def test_newest_bucket_skips_empty_buckets():
+    data = [series("a", point(0, 3), point(5, 0)), series("b", point(2, 1))]
+    assert figures.newest_bucket(data) == T0 + timedelta(minutes=2)
+    assert figures.newest_bucket([series("a", point(0, 0))]) is None
+
+
+def test_series_labels_give_the_figure_and_the_turns_behind_it():
+    parts = [Totals("gpt-4o", 48, 13, 5), Totals("solo", 1, 1, 0)]
+    assert figures.series_labels(parts, "rate") == {
+        "gpt-4o": "gpt-4o · 27.1% of 48 turns",
+        "solo": "solo · 100.0% of 1 turn",
+    }
+    assert figures.series_labels(parts, "flag_rate")["gpt-4o"] == "gpt-4o · 10.4% of 48 turns"
+    assert figures.series_labels(parts, "turns")["gpt-4o"] == "gpt-4o · 48 turns"
 
 
 def test_totals_sum_a_half_open_range_per_key():
@@ -138,9 +277,14 @@ def test_change_rows_name_the_direction():
 def test_kind_rows_split_by_severity_and_skip_zero_counts():
     data = [series("stall", point(0, 10, 3, 0)), series("confabulated", point(0, 10, 0, 2))]
     assert figures.kind_rows(data, T0) == [
-        {"kind": "confabulated", "severity": "flag", "turns": 2, "all": 2},
-        {"kind": "stall", "severity": "reject", "turns": 3, "all": 3},
+        {"kind": "confabulated", "label": "confabulated", "severity": "flag", "turns": 2, "all": 2},
+        {"kind": "stall", "label": "stall", "severity": "reject", "turns": 3, "all": 3},
     ]
+
+
+def test_kind_rows_label_kinds_the_way_the_page_reads_them():
+    data = [series("fabricated_identifier", point(0, 10, 3))]
+    assert [r["label"] for r in figures.kind_rows(data, T0)] == ["fabricated identifier"]
 
 
 def test_verdict_rows_never_go_negative():
