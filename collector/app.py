@@ -95,6 +95,7 @@ def create_app(
             grace_seconds=settings.grace_seconds,
             max_wait_seconds=settings.max_wait_seconds,
             max_pending_spans=settings.queue_spans,
+            max_pending_bytes=settings.queue_bytes,
             redactor=settings.redactor,
         )
         pipeline.start()

@@ -123,6 +123,10 @@ class Metrics:
         with self._lock:
             return self._counters.get(name, {}).get(key, 0.0)
 
+    def gauge_value(self, name: str) -> float:
+        """The registered gauge `name` read now (KeyError if unknown)."""
+        return float(self._gauges[name][1]())
+
     def total(self, name: str) -> float:
         with self._lock:
             return sum(self._counters.get(name, {}).values())

@@ -109,6 +109,13 @@ class StoreUnavailable(Exception):
 class _Batch:
     seq: int
     spans: tuple[SpanRecord, ...]
+    size: int
+    """The request's bytes (decompressed): what the batch's spans cost in memory, roughly."""
+
+
+READ_BACK_SPAN_BYTES = 2048
+"""What a span read back from the store counts against the byte bound (its request's size
+is not known any more): about a GenAI span's encoded size."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +144,7 @@ class Pipeline:
         grace_seconds: float = 2.0,
         max_wait_seconds: float = 60.0,
         max_pending_spans: int = 50_000,
+        max_pending_bytes: int = 64 * 1024 * 1024,
         clock: Callable[[], float] = time.monotonic,
         redactor: Redactor | None = None,
         judge_in_worker: bool = True,
@@ -147,8 +155,13 @@ class Pipeline:
         self._metrics = metrics
         self._clock = clock
         self._max_pending = max_pending_spans
+        self._max_pending_bytes = max_pending_bytes
         self._redactor = redactor
         self._pending = 0
+        self._pending_bytes = 0
+        self._unassembled_bytes = 0
+        """Request bytes behind the spans counted in `_pending` and `_unassembled`; the
+        second is an estimate once spans leave in other groupings than they came in."""
         self._pending_lock = threading.Lock()
         self._ingest: queue.Queue[_Batch] = queue.Queue()
         self._assembly: queue.Queue[tuple[SpanRecord, ...] | _Recalled] = queue.Queue(
@@ -209,8 +222,16 @@ class Pipeline:
         judging = self._worker_config is None or (worker is not None and worker.alive)
         return self._ready.is_set() and not self._closed and alive and judging
 
-    def has_capacity(self) -> bool:
-        return self._backlog < self._max_pending and not self._closed
+    def has_capacity(self, request_bytes: int = 0) -> bool:
+        """Room in the backlog for a request of `request_bytes` (0: size unknown), asked
+        before its body is read, so that a request refused for room is never decoded."""
+        if self._closed:
+            return False
+        backlog = self._backlog
+        if backlog == 0:
+            return True  # a request alone is always taken
+        room = self._backlog_bytes + max(request_bytes, 1) <= self._max_pending_bytes
+        return room and backlog < self._max_pending
 
     @property
     def store_writable(self) -> bool:
@@ -223,6 +244,23 @@ class Pipeline:
         """Spans accepted but not yet stored, plus stored but not yet assembled: both are
         held in memory, so both count against the bound."""
         return self._pending + self._unassembled
+
+    @property
+    def _backlog_bytes(self) -> int:
+        """The request bytes behind the backlog: spans are bounded by bytes as well as by
+        count, since one span may carry megabytes."""
+        return self._pending_bytes + self._unassembled_bytes
+
+    def _assembled(self, spans: int) -> None:
+        """`spans` left the unassembled backlog (call under `_pending_lock`). Their bytes
+        are taken in proportion: spans leave in turns, not in the requests they came in."""
+        if spans <= 0:
+            return
+        if spans >= self._unassembled:
+            self._unassembled_bytes = 0
+        else:
+            self._unassembled_bytes -= self._unassembled_bytes * spans // self._unassembled
+        self._unassembled -= spans
 
     def submit(
         self, content_type: str, tenant: str, body: bytes, spans: Sequence[SpanRecord]
@@ -244,20 +282,28 @@ class Pipeline:
             raise StoreUnavailable
         with self._pending_lock:
             backlog = self._backlog
-            if backlog + len(spans) > self._max_pending and backlog > 0:
+            # A request alone is always taken (the body limit bounds it): one larger than
+            # the byte bound waits for an empty backlog instead of being refused for good.
+            full = (
+                backlog + len(spans) > self._max_pending
+                or self._backlog_bytes + len(body) > self._max_pending_bytes
+            )
+            if full and backlog > 0:
                 self._metrics.inc("factledger_spans_refused_total", len(spans), reason="queue_full")
                 raise PipelineFull
             self._pending += len(spans)
+            self._pending_bytes += len(body)
         try:
             seq = self._append(content_type, tenant, body)
         except WalUnavailable:  # not acknowledged: its spans leave the backlog again
             with self._pending_lock:
                 self._pending -= len(spans)
+                self._pending_bytes -= len(body)
             self._metrics.inc(
                 "factledger_spans_refused_total", len(spans), reason="wal_unavailable"
             )
             raise
-        self._ingest.put(_Batch(seq, tuple(spans)))
+        self._ingest.put(_Batch(seq, tuple(spans), len(body)))
         self._metrics.inc("factledger_spans_received_total", len(spans))
         return seq
 
@@ -276,8 +322,9 @@ class Pipeline:
                 continue
             with self._pending_lock:
                 self._pending += len(result.spans)
+                self._pending_bytes += len(record.body)
             self._unstored.add(record.seq)
-            self._ingest.put(_Batch(record.seq, result.spans))
+            self._ingest.put(_Batch(record.seq, result.spans, len(record.body)))
             replayed += len(result.spans)
         if replayed:
             log.info("replayed %d spans from the write-ahead log", replayed)
@@ -351,8 +398,12 @@ class Pipeline:
             log.info("finishing %d open traces (%d spans) read back from the store", traces, spans)
 
     def _wait_for_room(self) -> bool:
-        """Wait until the backlog is at most half full; False when stopping first."""
-        while self._backlog > self._max_pending // 2:
+        """Wait until the backlog is at most half full, in spans and in bytes; False when
+        stopping first."""
+        while (
+            self._backlog > self._max_pending // 2
+            or self._backlog_bytes > self._max_pending_bytes // 2
+        ):
             if self._stop.wait(0.05):
                 return False
         return True
@@ -390,6 +441,7 @@ class Pipeline:
         self._metrics.inc("factledger_recovered_spans_total", len(spans))
         with self._pending_lock:
             self._unassembled += len(spans)
+            self._unassembled_bytes += len(spans) * READ_BACK_SPAN_BYTES
         self._assembly.put(spans)
 
     def shutdown(self, timeout: float = 10.0) -> None:
@@ -438,6 +490,7 @@ class Pipeline:
             self._wal.expire()  # idle: no release comes to close and delete old segments
             return
         spans = [s for b in batches for s in b.spans]
+        size = sum(b.size for b in batches)
         now_ms = int(time.time() * 1000)
         span_rows = [rows.span_row(self._stored_span(s), now_ms) for s in spans]
         if not self._insert("spans", self._store.insert_spans, span_rows):
@@ -445,13 +498,16 @@ class Pipeline:
             # (no release), so the next start stores them.
             with self._pending_lock:
                 self._pending -= len(spans)
+                self._pending_bytes -= size
             return
         self._metrics.inc("factledger_spans_stored_total", len(spans))
         with self._pending_lock:
             # Counted as unassembled before they stop counting as pending, so that
             # force_flush never sees a moment where they are in neither.
             self._unassembled += len(spans)
+            self._unassembled_bytes += size
             self._pending -= len(spans)
+            self._pending_bytes -= size
         self._wal.release(self._stored_through(batches))
         if spans:
             self._read_back_judged_traces(spans)
@@ -565,7 +621,7 @@ class Pipeline:
             unsent = worker.send(spans, _ASSEMBLY_CHUNK)
             if unsent:
                 with self._pending_lock:
-                    self._unassembled -= unsent
+                    self._assembled(unsent)
                 self._metrics.inc("factledger_spans_dropped_total", unsent, reason="assembly_error")
         if self._flush_requested.is_set() and not self._flush_sent:
             worker.request_flush()  # after every span sent: it answers after them
@@ -590,7 +646,7 @@ class Pipeline:
                     self._metrics.inc(count.name, count.amount, **dict(count.labels))
         finally:
             with self._pending_lock:
-                self._unassembled -= sum(judged.assembled for judged in results)
+                self._assembled(sum(judged.assembled for judged in results))
             self._open_turns = results[-1].open_turns
             if any(judged.flushed for judged in results):
                 self._flush_sent = False
@@ -672,7 +728,7 @@ class Pipeline:
         with self._pending_lock:
             # Spans sent and not reported back are lost with the worker; those whose
             # turns have no verdict are recovered from the store when it restarts.
-            self._unassembled -= worker.inflight
+            self._assembled(worker.inflight)
         worker.inflight = 0
         self._open_turns = 0
         self._worker = None
@@ -758,6 +814,12 @@ class Pipeline:
         )
         m.gauge(
             "factledger_queue_spans", "Spans accepted but not yet stored.", lambda: self._pending
+        )
+        m.gauge(
+            "factledger_queue_bytes",
+            "Request bytes behind the spans not yet stored or assembled (bounded by"
+            " FACTLEDGER_QUEUE_BYTES).",
+            lambda: self._backlog_bytes,
         )
         m.gauge(
             "factledger_assembly_queue_spans",

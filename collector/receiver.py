@@ -81,7 +81,7 @@ async def export_traces(request: Request) -> Response:
     if not service.pipeline.store_writable:
         service.metrics.inc("factledger_requests_refused_total", reason="store_unavailable")
         return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
-    if not service.pipeline.has_capacity():
+    if not service.pipeline.has_capacity(_declared_bytes(request)):
         service.metrics.inc("factledger_requests_refused_total", reason="queue_full")
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
     settings = service.settings
@@ -283,3 +283,10 @@ def _error(media: str, status: int, message: str, *, retry: bool = False) -> Res
         media_type=media,
         headers=headers,
     )
+
+
+def _declared_bytes(request: Request) -> int:
+    """The body's size as its Content-Length declares it (0 when it does not): a lower
+    bound of what it holds once inflated."""
+    declared = request.headers.get("content-length", "")
+    return int(declared) if declared.isdigit() else 0

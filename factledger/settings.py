@@ -15,7 +15,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_CLUSTER | (none) | ClickHouse cluster name: replicated + distributed tables |
 | FACTLEDGER_ALERTS_ENABLED | true | run the alert loop (one replica per deployment should) |
 | FACTLEDGER_MAX_BODY_BYTES | 67108864 | decompressed request size limit (413 above) |
-| FACTLEDGER_MAX_BODIES_IN_FLIGHT_BYTES | 134217728 | request bytes decoded at once (503 above) |
+| FACTLEDGER_MAX_BODIES_IN_FLIGHT_BYTES | 67108864 | request bytes decoded at once (503 above) |
 | FACTLEDGER_HEADER_TIMEOUT_SECONDS | 10 | headers slower than this: the connection closes |
 | FACTLEDGER_BODY_TIMEOUT_SECONDS | 60 | a request body not read within this is answered 408 |
 | FACTLEDGER_IDLE_TIMEOUT_SECONDS | 5 | an idle keep-alive connection closes after this |
@@ -23,6 +23,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_GRACE_SECONDS | 2 | quiet time after a turn's root ends before it is judged |
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
 | FACTLEDGER_QUEUE_SPANS | 50000 | spans held, not stored or judged (503 over; 413 a request over) |
+| FACTLEDGER_QUEUE_BYTES | 67108864 | request bytes behind the spans held (503 over) |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
 | FACTLEDGER_CONFIG | (none) | validation settings TOML ([validation] section) |
 | FACTLEDGER_ALERTS | (none) | alert rules TOML (docs/alerting.md); none: the built-in rule |
@@ -62,7 +63,7 @@ class ServiceSettings:
     cluster: str = ""
     alerts_enabled: bool = True
     max_body_bytes: int = 64 * 1024 * 1024
-    max_bodies_in_flight_bytes: int = 128 * 1024 * 1024
+    max_bodies_in_flight_bytes: int = 64 * 1024 * 1024
     """Bytes of request bodies read or decoded at one time; decoding costs several times
     a body's size, so this bounds the receiver's memory (a request past it gets a 503)."""
     header_timeout_seconds: float = 10.0
@@ -72,6 +73,7 @@ class ServiceSettings:
     grace_seconds: float = 2.0
     max_wait_seconds: float = 60.0
     queue_spans: int = 50_000
+    queue_bytes: int = 64 * 1024 * 1024
     retention_days: int = 30
     validation_config: Path | None = None
     alerts_file: Path | None = None
@@ -111,7 +113,7 @@ class ServiceSettings:
             alerts_enabled=_flag(env, "FACTLEDGER_ALERTS_ENABLED", True),
             max_body_bytes=_number(env, "FACTLEDGER_MAX_BODY_BYTES", 64 * 1024 * 1024, int),
             max_bodies_in_flight_bytes=_number(
-                env, "FACTLEDGER_MAX_BODIES_IN_FLIGHT_BYTES", 128 * 1024 * 1024, int
+                env, "FACTLEDGER_MAX_BODIES_IN_FLIGHT_BYTES", 64 * 1024 * 1024, int
             ),
             header_timeout_seconds=_number(env, "FACTLEDGER_HEADER_TIMEOUT_SECONDS", 10.0, float),
             body_timeout_seconds=_number(env, "FACTLEDGER_BODY_TIMEOUT_SECONDS", 60.0, float),
@@ -120,6 +122,7 @@ class ServiceSettings:
             grace_seconds=_number(env, "FACTLEDGER_GRACE_SECONDS", 2.0, float),
             max_wait_seconds=_number(env, "FACTLEDGER_MAX_WAIT_SECONDS", 60.0, float),
             queue_spans=_number(env, "FACTLEDGER_QUEUE_SPANS", 50_000, int),
+            queue_bytes=_number(env, "FACTLEDGER_QUEUE_BYTES", 64 * 1024 * 1024, int),
             retention_days=_number(env, "FACTLEDGER_RETENTION_DAYS", 30, int),
             validation_config=Path(env["FACTLEDGER_CONFIG"])
             if env.get("FACTLEDGER_CONFIG")

@@ -38,7 +38,13 @@ MODES = pytest.mark.parametrize("in_worker", [True, False], ids=["worker-process
 
 
 def _pipeline(
-    store: Store, wal_dir: Path, metrics: Metrics, max_pending: int, in_worker: bool = True
+    store: Store,
+    wal_dir: Path,
+    metrics: Metrics,
+    max_pending: int,
+    in_worker: bool = True,
+    *,
+    max_bytes: int = 64 * 1024 * 1024,
 ) -> Pipeline:
     return Pipeline(
         store,
@@ -48,6 +54,7 @@ def _pipeline(
         grace_seconds=0.1,
         max_wait_seconds=2,
         max_pending_spans=max_pending,
+        max_pending_bytes=max_bytes,
         judge_in_worker=in_worker,
     )
 
@@ -67,6 +74,38 @@ def test_pending_spans_are_bounded_and_refusals_counted_apart_from_drops(
         pipeline.submit(otlp.JSON, "default", body, spans)
     assert metrics.value("factledger_spans_refused_total", reason="queue_full") == len(spans)
     assert metrics.value("factledger_spans_dropped_total", reason="queue_full") == 0
+
+
+@MODES
+def test_pending_spans_are_bounded_by_their_bytes_too(
+    store: Store, tmp_path: Path, in_worker: bool
+) -> None:
+    """A few spans may carry megabytes: the backlog is bounded by the bytes behind it as
+    well as by count. A request alone is always taken (the body limit bounds it), and the
+    bytes leave the backlog with the spans, once they are stored and judged."""
+    metrics = Metrics()
+    body, _ = turn_request(11, hallucinate=False, result="x" * 40_000)
+    spans = otlp.decode_request(body, otlp.JSON).spans
+    pipeline = _pipeline(
+        store, tmp_path / "wal", metrics, 1000, in_worker, max_bytes=len(body) + 1000
+    )
+    pipeline.submit(otlp.JSON, "default", body, spans)  # nearly the whole bound, alone
+    small, _ = turn_request(12, hallucinate=False)
+    with pytest.raises(PipelineFull):
+        pipeline.submit(otlp.JSON, "default", small, otlp.decode_request(small, otlp.JSON).spans)
+    assert metrics.value("factledger_spans_refused_total", reason="queue_full") > 0
+    assert metrics.gauge_value("factledger_queue_bytes") == len(body)
+
+    pipeline.start()
+    try:
+        assert pipeline.force_flush(30, judge_open_turns=True)
+        assert metrics.gauge_value("factledger_queue_bytes") == 0
+        assert pipeline.has_capacity()
+        pipeline.submit(otlp.JSON, "default", small, otlp.decode_request(small, otlp.JSON).spans)
+        assert pipeline.force_flush(30, judge_open_turns=True)
+    finally:
+        pipeline.shutdown()
+    assert store.list_turns("default")[1] == 2
 
 
 def test_a_request_over_the_bound_is_refused_even_on_an_empty_backlog(
