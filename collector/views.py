@@ -37,7 +37,7 @@ FINDING_CLASSES: Final[tuple[FindingClass, ...]] = (
     "citation",
     "stall",
 )
-"""The hallucination classes of ../shared/design/findings.md, as the API spells them."""
+"""The hallucination classes of `processors.kinds.KIND_INFO`, as the API spells them."""
 
 _SCHEMA_OF = re.compile(r"(?P<tool>\S+) schema")
 # Kinds whose validator compares with the conversation and the results at large: no entry
