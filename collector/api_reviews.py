@@ -18,6 +18,7 @@ from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from factledger.collector import rows
+from factledger.collector.api_models import error_responses
 from factledger.collector.readers import ReadTenant
 from factledger.collector.review_export import export_cases
 from factledger.collector.review_groups import group_queue
@@ -51,7 +52,7 @@ class QueueTurn(BaseModel):
     kinds: list[str]
     started_at: datetime
     reply_preview: str
-    max_score: float
+    max_score: float | None = Field(description="class-5 suspicion score, if any")
     has_class5: bool
 
 
@@ -120,7 +121,7 @@ def _redacted(request: Request, text: str) -> str:
     return redactor.text(text) if redactor else text
 
 
-@router.get("/review-queue/groups", response_model=ReviewGroups)
+@router.get("/review-queue/groups", response_model=ReviewGroups, responses=error_responses(403))
 def review_queue_groups(
     request: Request,
     tenant: ReadTenant,
@@ -145,7 +146,12 @@ def review_queue_groups(
     }
 
 
-@router.post("/reviews", status_code=201, response_model=LabelsCreated)
+@router.post(
+    "/reviews",
+    status_code=201,
+    response_model=LabelsCreated,
+    responses=error_responses(403, 404),
+)
 def add_reviews(request: Request, tenant: ReadTenant, body: LabelIn) -> dict[str, Any]:
     """Store one label for every turn named (one review each, same note and reviewer);
     they leave the review queue. 404, storing nothing, when a turn is unknown."""
@@ -177,7 +183,9 @@ def add_reviews(request: Request, tenant: ReadTenant, body: LabelIn) -> dict[str
     return {"reviews": [{**review, "created_at": created} for review in reviews]}
 
 
-@router.delete("/reviews/{review_id}", response_model=Withdrawn)
+@router.delete(
+    "/reviews/{review_id}", response_model=Withdrawn, responses=error_responses(403, 404)
+)
 def withdraw_review(
     request: Request,
     tenant: ReadTenant,
@@ -206,7 +214,10 @@ def withdraw_review(
 @router.get(
     "/reviews",
     response_model=ReviewExport,
-    responses={200: {"content": {JSONL: {}}, "description": "eval cases (JSON or JSONL)"}},
+    responses={
+        200: {"content": {JSONL: {}}, "description": "eval cases (JSON or JSONL)"},
+        **error_responses(403),
+    },
 )
 def export_reviews(
     request: Request,

@@ -381,3 +381,58 @@ def _detail(response: httpx.Response) -> str:
     except (ValueError, AttributeError):
         detail = None
     return str(detail) if detail else response.text[:300] or response.reason_phrase
+
+
+# --- reviews: the grouped queue, one label for several turns, undo -----------------------
+# Functions rather than methods: they ask ApiClient's transport (`_send`) like its methods.
+
+
+class QueueGroup(TypedDict):
+    """Near-duplicate queue items (same agent, finding kinds and reply pattern)."""
+
+    group_id: str
+    agent: str
+    kinds: list[str]
+    pattern: str
+    size: int
+    turns: list[QueueItem]
+    """The first one stands for the group."""
+
+
+class QueueFacets(TypedDict):
+    total: int
+    kinds: list[str]
+    models: list[str]
+    agents: list[str]
+
+
+class QueueGroups(TypedDict):
+    groups: list[QueueGroup]
+    turns: int
+    facets: QueueFacets
+
+
+def review_groups(
+    api: ApiClient, *, kind: str = "", model: str = "", agent: str = "", limit: int = 200
+) -> QueueGroups:
+    """GET /review-queue/groups: the queue's near-duplicates gathered, filtered ("" = any)."""
+    params = {"limit": str(limit)}
+    for name, value in (("kind", kind), ("model", model), ("agent", agent)):
+        if value:
+            params[name] = value
+    return cast(QueueGroups, api._send("GET", "/review-queue/groups", params=params))
+
+
+def add_labels(
+    api: ApiClient, turn_ids: Sequence[str], label: Label, *, note: str = "", reviewer: str = ""
+) -> list[str]:
+    """POST /reviews: one label for every turn named; the ids of the reviews stored."""
+    body = {"turn_ids": list(turn_ids), "label": label, "note": note, "reviewer": reviewer}
+    answer = api._send("POST", "/reviews", json=body)
+    return [str(review["review_id"]) for review in answer["reviews"]]
+
+
+def withdraw_review(api: ApiClient, review_id: str, *, reviewer: str = "") -> None:
+    """DELETE /reviews/{id}: the review stops counting (undo)."""
+    params = {"reviewer": reviewer} if reviewer else None
+    api._send("DELETE", f"/reviews/{_segment(review_id)}", params=params)

@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from factledger.dashboard import charts, evidence, figures
+from factledger.dashboard import charts, evidence, figures, labeling
 from factledger.dashboard.client import Turn
 from factledger.dashboard.finding_evidence import (
     FindingEvidence,
@@ -34,6 +34,7 @@ def render_turn(turn: Turn) -> None:
         f"<code>{html.escape(turn['conversation_id'] or '–')}</code> · verdict version "
         f"{turn['version']}</span>"
     )
+    labeling.turn_labels(turn)
     found = finding_evidence(
         turn["findings"], turn["tool_calls"], turn["user_message"], turn["spans"]
     )

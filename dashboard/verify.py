@@ -1,128 +1,203 @@
-"""Verify: the human verification queue (class-5 suspicions first, by score, then other
-flags). A label goes to POST /turns/{id}/reviews and the turn leaves the queue. Below,
-how often reviewers confirmed each kind of finding."""
+"""Verify: the human verification queue, one item at a time (class-5 suspicions first, by
+score, then other flags), filtered by finding kind, model and agent. Near-duplicate
+suspicions (the same reply pattern from the same agent) are one item, and one label
+covers them all. The label bar sits above the evidence, so it is on screen without
+scrolling, and the keys H, N, S and U label, skip and undo (`labeling`). Below, how often
+reviewers confirmed each kind of finding."""
 
 from __future__ import annotations
 
 import html
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
-from factledger.dashboard import evidence, turn_view
-from factledger.dashboard.client import ApiClient, ApiError, Label, QueueItem
-from factledger.dashboard.highlight import mark_tokens
+from factledger.dashboard import evidence, labeling, turn_view
+from factledger.dashboard.client import ApiClient, QueueFacets, QueueGroup, review_groups
+from factledger.dashboard.finding_evidence import finding_evidence
+from factledger.dashboard.highlight import css_class, kind_label
 from factledger.dashboard.ui import percent, when
 
-SHOWN = 5
-"""Queue items on the page at once; labelling one brings the next."""
-QUEUE_LIMIT = 200
-_DONE = "verify_done"
-_REVIEWER = "verify_reviewer"
+QUEUE_LIMIT = 500
+"""Queue items gathered into groups per page load; the rest follow as these are labelled."""
+MEMBERS_SHOWN = 20
+"""Turns of a group listed by name; the rest are counted."""
+ANY = "(any)"
+_SKIPPED = "verify_skipped"
+_FILTERS = (("kind", "Finding kind"), ("model", "Model"), ("agent", "Agent"))
 
 
 def render(api: ApiClient) -> None:
     st.title("Verify")
-    done = st.session_state.pop(_DONE, None)
-    if done:
-        st.toast(done, icon=":material/check_circle:")
-    st.text_input("Your name (stored with your labels)", key=_REVIEWER, max_chars=200)
-    queue = api.review_queue(limit=QUEUE_LIMIT)
-    if not queue:
-        st.success(
-            "**The verification queue is empty.** Every flagged turn has a label; new flags "
-            "appear here as they arrive.",
-            icon=":material/check_circle:",
-        )
+    labeling.show_notice()
+    top = st.columns([2, 2, 2, 2], vertical_alignment="bottom")
+    labeling.reviewer_input(top[0])
+    chosen = _chosen()
+    queue = review_groups(api, limit=QUEUE_LIMIT, **chosen)
+    _filters(top[1:], queue["facets"], chosen)
+    groups = _ordered(queue["groups"])
+    if not groups:
+        labeling.keyboard("verify:empty")
+        if queue["facets"]["total"]:
+            st.info("No queue item matches these filters.", icon=":material/search_off:")
+        else:
+            st.success(
+                "**The verification queue is empty.** Every flagged turn has a label; new "
+                "flags appear here as they arrive.",
+                icon=":material/check_circle:",
+            )
+        labeling.undo_bar(api)
     else:
-        class5 = sum(1 for item in queue if item["has_class5"])
-        more = "+" if len(queue) >= QUEUE_LIMIT else ""
+        more = "+" if queue["turns"] >= QUEUE_LIMIT else ""
+        skipped = sum(1 for g in groups if g["group_id"] in _skipped())
         st.caption(
-            f"{len(queue)}{more} flagged turns await a label ({class5} class-5 suspicions "
-            "first, by score). Is what the reply asserts backed by the tool results?"
+            f"{queue['turns']}{more} flagged turns await a label, in {len(groups)} items "
+            f"(near-duplicates together){f', {skipped} skipped' if skipped else ''}. "
+            "Keys: **H** hallucination · **N** not a hallucination · **S** skip · **U** undo."
         )
-        for item in queue[:SHOWN]:
-            _item(api, item)
+        _item(api, groups[0])
     _precision(api)
 
 
-def _item(api: ApiClient, item: QueueItem) -> None:
-    turn = api.turn(item["turn_id"])
-    with st.container(border=True, key=f"queue_{item['turn_id']}"):
-        suspicion = (
-            f"class-5 suspicion · score {item['max_score']:.2f}" if item["has_class5"] else "flag"
+def _chosen() -> dict[str, str]:
+    """The kind, model and agent chosen ("" for any): the filter fields' values, or on a
+    first visit the URL's (`?kind=...&model=...&agent=...`)."""
+    chosen: dict[str, str] = {}
+    for name, _ in _FILTERS:
+        key = f"verify_{name}"
+        if key not in st.session_state:
+            st.session_state[key] = st.query_params.get(name, "") or ANY
+        value = str(st.session_state[key])
+        chosen[name] = "" if value == ANY else value
+    return chosen
+
+
+def _filters(columns: list[DeltaGenerator], facets: QueueFacets, chosen: dict[str, str]) -> None:
+    """The filter fields, offering what the whole queue holds; a choice goes to the URL."""
+    options = {"kind": facets["kinds"], "model": facets["models"], "agent": facets["agents"]}
+    for column, (name, text) in zip(columns, _FILTERS, strict=True):
+        values = [ANY, *options[name]]
+        if chosen[name] and chosen[name] not in values:
+            values.append(chosen[name])  # every item of that choice is labelled by now
+        column.selectbox(
+            text, values, key=f"verify_{name}", on_change=_filter_changed, args=(name,)
         )
-        link = f"turns?turn_id={html.escape(item['turn_id'], quote=True)}"
+
+
+def _filter_changed(name: str) -> None:
+    value = st.session_state.get(f"verify_{name}", ANY)
+    if value == ANY:
+        st.query_params.pop(name, None)
+    else:
+        st.query_params[name] = value
+
+
+def _skipped() -> list[str]:
+    skipped: list[str] = st.session_state.setdefault(_SKIPPED, [])
+    return skipped
+
+
+def _ordered(groups: list[QueueGroup]) -> list[QueueGroup]:
+    """The queue's groups in the order shown: the one whose label was just undone first,
+    then the queue's order, skipped ones last (in the order they were skipped)."""
+    focus = labeling.focus()
+    skipped = _skipped()
+    first = [g for g in groups if focus and any(t["turn_id"] == focus for t in g["turns"])]
+    if focus and not first:
+        labeling.clear_focus()  # labelled again meanwhile, or filtered out
+    rest = [g for g in groups if g not in first]
+    waiting = [g for g in rest if g["group_id"] not in skipped]
+    later = sorted(
+        (g for g in rest if g["group_id"] in skipped),
+        key=lambda g: skipped.index(g["group_id"]),
+    )
+    return first + waiting + later
+
+
+def _skip(group_id: str) -> None:
+    skipped = _skipped()
+    if group_id in skipped:
+        skipped.remove(group_id)
+    skipped.append(group_id)
+    labeling.clear_focus()
+
+
+def _item(api: ApiClient, group: QueueGroup) -> None:
+    head = group["turns"][0]
+    turn = api.turn(head["turn_id"])
+    turn_ids = [t["turn_id"] for t in group["turns"]]
+    labeling.keyboard(f"group:{group['group_id']}:{len(turn_ids)}")
+    with st.container(border=True, key=f"queue_{head['turn_id']}"):
+        score = head.get("max_score")
+        suspicion = (
+            f"class-5 suspicion · score {score:.2f}"
+            if head["has_class5"] and score is not None
+            else "flag"
+        )
+        kinds = "".join(
+            f'<span class="fl-label {css_class(kind)}">{html.escape(kind_label(kind))}</span> '
+            for kind in group["kinds"]
+        )
+        covers = (
+            f'<span class="fl-verdict fl-verdict-flag">one label covers {len(turn_ids)} '
+            "near-duplicate turns</span>"
+            if len(turn_ids) > 1
+            else ""
+        )
+        link = f"turns?turn_id={html.escape(head['turn_id'], quote=True)}"
         st.html(
-            f'<span class="fl-verdict fl-verdict-flag">{html.escape(suspicion)}</span>'
-            f'<span class="fl-meta">{html.escape(item["model"])} · agent '
-            f"{html.escape(item['agent'] or '–')} · {when(item['started_at'])} · "
+            f'<span class="fl-verdict fl-verdict-flag">{html.escape(suspicion)}</span>{covers}'
+            f"{kinds}"
+            f'<span class="fl-meta">{html.escape(head["model"])} · agent '
+            f"{html.escape(head['agent'] or '–')} · {when(head['started_at'])} · "
             f'<a href="{link}" target="_self">open the turn</a></span>'
+        )
+        labeling.question_block(turn["findings"])
+        labeling.label_bar(
+            api,
+            turn_ids,
+            note_key=f"fl_note_{group['group_id']}",
+            on_skip=lambda: _skip(group["group_id"]),
+            on_labelled=labeling.clear_focus,
+        )
+        if len(turn_ids) > 1:
+            _members(group)
+        found = finding_evidence(
+            turn["findings"], turn["tool_calls"], turn["user_message"], turn["spans"]
         )
         left, right = st.columns([3, 2], gap="large")
         with left:
             turn_view.request_block(turn["user_message"], compact=True)
             turn_view.reply_block(turn["reply"], turn["findings"], compact=True)
-            tokens = evidence.suspicious_tokens(turn["findings"])
-            st.markdown("**Suspicious identifiers**")
-            if tokens:
-                turn_view.evidence_block(
-                    [f for f in turn["findings"] if f.get("token") in tokens],
-                    turn["tool_calls"],
-                    turn["user_message"],
-                )
-            else:
-                st.caption("The findings name no identifier; judge the reply as a whole.")
+            names_tokens = bool(evidence.suspicious_tokens(turn["findings"]))
+            st.markdown(
+                "**Suspicious identifiers**" if names_tokens else "**What the findings rest on**"
+            )
+            turn_view.evidence_block(
+                turn["findings"], turn["tool_calls"], turn["user_message"], found=found
+            )
         with right:
             st.markdown("**Checked against these tool results**")
-            calls = evidence.checked_calls(turn["findings"], turn["tool_calls"])
-            if not calls:
-                st.info("No tool was called in this turn.")
-            for index, call in enumerate(calls):
-                st.html(
-                    f"<b>{html.escape(evidence.call_label(call, index))}</b>"
-                    + mark_tokens(
-                        evidence.pretty(call.get("result")) or "(no result recorded)",
-                        evidence.search_texts(turn["findings"]),
-                        error=not call.get("ok", True),
-                    )
-                )
-        row = st.columns([4, 1, 1], vertical_alignment="bottom")
-        row[0].text_input(
-            "Note (optional)",
-            key=_note_key(item["turn_id"]),
-            placeholder="why you decided so",
-            max_chars=10_000,
+            turn_view.tool_calls_block(turn["tool_calls"], found)
+
+
+def _members(group: QueueGroup) -> None:
+    """The turns one label covers: same agent, kinds and reply pattern."""
+    lines = [
+        f'<li><a href="turns?turn_id={html.escape(t["turn_id"], quote=True)}" '
+        f'target="_self"><code>{html.escape(t["turn_id"][:12])}</code></a> '
+        f"{html.escape(t['model'])} · {when(t['started_at'])} · "
+        f"{html.escape(t['reply_preview'][:120])}</li>"
+        for t in group["turns"][:MEMBERS_SHOWN]
+    ]
+    more = len(group["turns"]) - MEMBERS_SHOWN
+    tail = f"<li>and {more} more</li>" if more > 0 else ""
+    with st.expander(f"The {len(group['turns'])} turns this label covers"):
+        st.html(
+            f'<div class="fl-meta">Same agent ({html.escape(group["agent"] or "–")}), same '
+            f"finding kinds, same reply pattern: <code>{html.escape(group['pattern'][:300])}"
+            f'</code></div><ul class="fl-meta">{"".join(lines)}{tail}</ul>'
         )
-        for column, label, text, kind in (
-            (row[1], "hallucination", "Hallucination", "primary"),
-            (row[2], "not_hallucination", "Not a hallucination", "secondary"),
-        ):
-            column.button(
-                text,
-                key=f"{label}_{item['turn_id']}",
-                type=kind,  # type: ignore[arg-type]
-                on_click=_label,
-                args=(api, item["turn_id"], label),
-                width="stretch",
-            )
-
-
-def _note_key(turn_id: str) -> str:
-    return f"note_{turn_id}"
-
-
-def _label(api: ApiClient, turn_id: str, label: Label) -> None:
-    # A button callback runs before the page reruns, so the labelled turn is already out
-    # of the queue when the page is drawn again. The note and the name are read now, not
-    # bound when the button was drawn: a note typed just before the click counts.
-    note = str(st.session_state.get(_note_key(turn_id), ""))
-    reviewer = str(st.session_state.get(_REVIEWER, ""))
-    try:
-        api.add_review(turn_id, label, note=note, reviewer=reviewer)
-    except ApiError as exc:
-        st.session_state[_DONE] = f"Could not store the label: {exc}"
-        return
-    st.session_state[_DONE] = f"Labelled {turn_id[:12]} as {label.replace('_', ' ')}."
 
 
 def _precision(api: ApiClient) -> None:
@@ -135,7 +210,8 @@ def _precision(api: ApiClient) -> None:
     st.caption(
         f"From {overall['reviewed']} reviewed turns (each turn's latest label): "
         f"{percent(overall['precision'])} confirmed as hallucinations. A turn counts under "
-        "every kind of finding it has."
+        "every kind of finding it has. `factledger reviews export` writes the labels as "
+        "`factledger eval` cases."
     )
     rows = [
         {
