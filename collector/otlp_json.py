@@ -5,7 +5,8 @@ hex strings (not base64), enums are integers, int64 fields are decimal strings o
 numbers, field names are lowerCamelCase. Senders differ, so this walker also accepts
 snake_case names, enum names ("SPAN_KIND_SERVER"), the deprecated
 `instrumentationLibrarySpans`, and null for any absent field. It reads `json.loads`
-output directly: `google.protobuf.json_format.Parse` would read the hex ids as base64.
+output (through `json_text.loads`, the same answers from msgspec) directly:
+`google.protobuf.json_format.Parse` would read the hex ids as base64.
 
 A fault above the span (the body is not an object, `resourceSpans`, `scopeSpans` or
 `spans` is not an array, a resource or scope is not an object) makes the whole body
@@ -28,6 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from factledger.processors.normalize.json_text import loads
 from factledger.processors.spans import AttributeValue, SpanEvent, SpanRecord
 
 MAX_VALUE_DEPTH = 32
@@ -83,9 +85,11 @@ def decode_json(
     """
     # Only a body with a surrogate escape can decode to a lone surrogate (pairs decode to
     # one character); the others skip the per-object repair.
-    repair = _repaired if _SURROGATE_ESCAPE.search(body) else None
     try:
-        document = json.loads(body, object_pairs_hook=repair)
+        if _SURROGATE_ESCAPE.search(body):
+            document = json.loads(body, object_pairs_hook=_repaired)
+        else:
+            document = loads(body)
     except RecursionError as exc:
         raise ValueError("JSON body is nested too deeply") from exc
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError

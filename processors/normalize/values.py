@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..model import ToolDefinition
+from .json_text import loads
 
 MAX_ITEMS = 2_000
 """Items salvaged from one truncated JSON array."""
@@ -65,7 +66,7 @@ def _parse(text: str, partial: bool) -> Any:
     chat span repeats the history, tool definitions and system instructions). Callers
     treat the parsed value as read-only."""
     try:
-        return json.loads(text)
+        return loads(text)
     except (ValueError, RecursionError):
         if partial and _ARRAY_OF_VALUES.match(text):
             return _leading_items(text)

@@ -1,0 +1,34 @@
+"""`json.loads`, reached in compiled code: the same answers for every input, about three
+times faster on the JSON that spans carry (GenAI messages, tool definitions, OTLP/JSON
+bodies).
+
+msgspec decodes first. Everything it accepts, `json.loads` reads to the same value
+(integers of any size stay integers, a repeated key keeps its last value); what it
+refuses goes to `json.loads`, which then reads or refuses it as it always did: NaN and
+Infinity, numbers past the float range (inf), lone surrogate escapes, non-UTF-8 encodings
+of bytes, and every malformed text with `json.loads`'s own error and message. Both stop
+near the interpreter's recursion limit, msgspec a few levels deeper (998 against 994
+nested arrays at the top of a stack: json.loads's own depth was never fixed, it depends on
+the caller's stack). orjson was not chosen: it reads integers past 64 bits as floats.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+_DECODER = msgspec.json.Decoder()
+
+
+def loads(text: str | bytes | bytearray) -> Any:
+    """What `json.loads(text)` returns, or the exception it raises."""
+    try:
+        if isinstance(text, str) and not text.isascii():
+            # A transient copy: given the str, msgspec would ask Python for its UTF-8 form,
+            # which then stays cached inside the str for as long as the str lives.
+            return _DECODER.decode(text.encode())
+        return _DECODER.decode(text)
+    except Exception:  # refused (or unreadable) here: json.loads decides, as before
+        return json.loads(text)
