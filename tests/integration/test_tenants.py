@@ -41,25 +41,31 @@ def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-@pytest.fixture
-def client(store: Store, tmp_path: Path) -> Iterator[TestClient]:
-    rules = tmp_path / "alerts.toml"
-    rules.write_text(
-        '[[rules]]\nname = "spikes"\ngroup_by = "model"\nwindow = "15m"\nthreshold = 0.3\n'
-        'baseline_factor = false\nmin_turns = 3\ncooldown = "10m"\n',
-        encoding="utf-8",
-    )
+def _settings(tmp_path: Path, rules: str) -> ServiceSettings:
+    """Two tenants (acme, globex) with an ingest and a read token each, an operator token
+    (`*`), and the alert `rules` (TOML text); alerts evaluated only when a test asks."""
+    path = tmp_path / "alerts.toml"
+    path.write_text(rules, encoding="utf-8")
     access = AccessConfig.load(
         ingest_env=f"acme:{ACME_IN},globex:{GLOBEX_IN}",
         read_env=f"acme:{ACME_READ},globex:{GLOBEX_READ},*:{OPS_READ}",
     )
-    settings = ServiceSettings(
+    return ServiceSettings(
         data_dir=tmp_path / "data",
         grace_seconds=0.2,
         max_wait_seconds=5,
         access=access,
-        alerts_file=rules,
+        alerts_file=path,
         alert_interval_seconds=3600,
+    )
+
+
+@pytest.fixture
+def client(store: Store, tmp_path: Path) -> Iterator[TestClient]:
+    settings = _settings(
+        tmp_path,
+        '[[rules]]\nname = "spikes"\ngroup_by = "model"\nwindow = "15m"\nthreshold = 0.3\n'
+        'baseline_factor = false\nmin_turns = 3\ncooldown = "10m"\n',
     )
     with TestClient(create_app(settings, store=store)) as test_client:
         yield test_client
@@ -203,29 +209,12 @@ def test_alerts_and_metrics_stay_with_their_tenant(client: TestClient, store: St
     assert scrape.text.count("# TYPE factledger_alert_firing gauge") == 1
 
 
-def _tenant_settings(tmp_path: Path, rules: str) -> ServiceSettings:
-    path = tmp_path / "tenant-alerts.toml"
-    path.write_text(rules, encoding="utf-8")
-    access = AccessConfig.load(
-        ingest_env=f"acme:{ACME_IN},globex:{GLOBEX_IN}",
-        read_env=f"acme:{ACME_READ},globex:{GLOBEX_READ},*:{OPS_READ}",
-    )
-    return ServiceSettings(
-        data_dir=tmp_path / "data",
-        grace_seconds=0.2,
-        max_wait_seconds=5,
-        access=access,
-        alerts_file=path,
-        alert_interval_seconds=3600,
-    )
-
-
 def test_each_tenant_has_its_own_rules_and_receivers_and_every_notice_names_its_tenant(
     store: Store, tmp_path: Path
 ) -> None:
     receiver = Receiver()
     rule = 'group_by = "model"\nthreshold = 0.3\nbaseline_factor = false\nmin_turns = 3\n'
-    settings = _tenant_settings(
+    settings = _settings(
         tmp_path,
         f'webhooks = [{{ url = "{receiver.url("/shared")}" }}]\n'
         f'[[rules]]\nname = "spikes"\n{rule}'
@@ -271,7 +260,7 @@ def test_each_tenant_has_its_own_rules_and_receivers_and_every_notice_names_its_
 def test_a_rules_section_for_a_tenant_the_service_does_not_have_stops_it(
     store: Store, tmp_path: Path
 ) -> None:
-    settings = _tenant_settings(tmp_path, "[tenants.globx]\nwebhooks = []\n")
+    settings = _settings(tmp_path, "[tenants.globx]\nwebhooks = []\n")
     with (
         pytest.raises(ConfigError, match=r"globx.*'acme', 'globex'"),
         TestClient(create_app(settings, store=store)),
