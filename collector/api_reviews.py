@@ -21,7 +21,7 @@ from factledger.collector import rows
 from factledger.collector.api_models import error_responses
 from factledger.collector.readers import ReadTenant
 from factledger.collector.review_export import export_cases
-from factledger.collector.review_groups import group_queue
+from factledger.collector.review_groups import MAX_PATTERN_CHARS, group_queue
 from factledger.collector.store import MAX_REVIEW_EXPORT, Store
 
 router = APIRouter(tags=["reviews"])
@@ -136,7 +136,12 @@ def review_queue_groups(
     then newest). `facets` describes the whole queue: `{total, kinds, models, agents}`."""
     store = _store(request)
     items = store.review_queue(
-        tenant, limit=limit, kind=kind or None, model=model or None, agent=agent or None, reply=True
+        tenant,
+        limit=limit,
+        kind=kind or None,
+        model=model or None,
+        agent=agent or None,
+        reply_chars=MAX_PATTERN_CHARS,
     )
     groups = group_queue(items)
     return {

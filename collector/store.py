@@ -658,13 +658,13 @@ class Store:
         kind: str | None = None,
         model: str | None = None,
         agent: str | None = None,
-        reply: bool = False,
+        reply_chars: int = 0,
     ) -> list[dict[str, Any]]:
         """Flagged turns (latest version) without a review that counts (none, or every
         one withdrawn): class-5 suspicions first, then by score (highest first), then
         newest. `kind`, `model` and `agent` narrow it to turns with a finding of that
         kind, of that model, of that agent. Keys: those of `list_turns` plus max_score and
-        has_class5, and `reply` (the whole reply) when asked for."""
+        has_class5, and `reply` (its first `reply_chars` characters) when that is not 0."""
         _check_limit("limit", limit, MAX_LIST_LIMIT)
         where, params = self._queue_where(tenant, kind=kind, model=model, agent=agent)
         params["limit"] = limit
@@ -673,7 +673,12 @@ class Store:
             f"SELECT TurnId FROM {{db}}.turns WHERE {where}"
             f" ORDER BY {order} LIMIT 1 BY TurnId LIMIT {{limit:UInt32}}"
         )
-        extra = ", Reply" if reply else ""
+        _check_limit("reply_chars", reply_chars, 2**20)
+        if reply_chars:
+            params["reply_chars"] = reply_chars
+        extra = (
+            ", substringUTF8(Reply, 1, {reply_chars:UInt32}) AS reply_head" if reply_chars else ""
+        )
         # Versions differ in score: take each turn's latest row, then order the page.
         rows = self._query(
             f"SELECT * FROM (SELECT {_TURN_SUMMARY}, MaxScore, HasClass5, StartedAt{extra}"
@@ -688,8 +693,8 @@ class Store:
             turn.update(
                 max_score=max_score(float(row["MaxScore"]), has_class5), has_class5=has_class5
             )
-            if reply:
-                turn["reply"] = row["Reply"]
+            if reply_chars:
+                turn["reply"] = row["reply_head"]
             queue.append(turn)
         return queue
 
