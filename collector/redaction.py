@@ -9,11 +9,13 @@ evidence, with each finding's character offsets moved to the redacted reply. A
 conversation id that holds a secret is replaced whole by a pseudonym (`identifier`), the
 same in spans and turns.
 
-Rules are regular expressions with cheap literal anchors: a rule runs only on text that
-contains one of its anchors, so the common span (no secret) costs a few substring tests.
-Every pattern is linear: bounded repetitions, no nested quantifiers. Attribute keys that
-name a secret (`http.request.header.authorization`, `...password`, ...) have their whole
-value replaced. Configuration (FACTLEDGER_REDACTION, TOML)::
+Rules are regular expressions with literal anchors: a rule runs only on text that contains
+one of its anchors. One compiled pass over the text (an RE2 set of every anchor and of the
+literal each other built-in pattern starts with) tells which rules can match, so the common
+span (no secret) costs one scan instead of one per anchor and per rule. Every pattern is
+linear: bounded repetitions, no nested quantifiers. Attribute keys that name a secret
+(`http.request.header.authorization`, `...password`, ...) have their whole value replaced.
+Configuration (FACTLEDGER_REDACTION, TOML)::
 
     [redaction]
     enabled = true              # false: store everything as received
@@ -35,6 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
@@ -62,10 +66,20 @@ class Rule:
     joinable: bool = True
     """The pattern finds in several strings joined by NUL what it finds in each: no `^`,
     `$` or lookaround that a NUL would change. Custom patterns are not assumed to be."""
+    literals: tuple[str, ...] = ()
+    """Case-sensitive substrings one of which every match contains (the literal the pattern
+    starts with). Unlike anchors they change nothing the rule finds: text without any of
+    them cannot match, so the pattern is not run on it. Only read when `anchors` is empty."""
 
 
-def _rule(name: str, pattern: str, anchors: Iterable[str] = (), group: int = 0) -> Rule:
-    return Rule(name, re.compile(pattern), tuple(anchors), group)
+def _rule(
+    name: str,
+    pattern: str,
+    anchors: Iterable[str] = (),
+    group: int = 0,
+    literals: Iterable[str] = (),
+) -> Rule:
+    return Rule(name, re.compile(pattern), tuple(anchors), group, literals=tuple(literals))
 
 
 # Patterns of fixed-format secrets start with a literal (the word boundary is checked by a
@@ -87,7 +101,7 @@ inside JSON."""
 
 def _prefixed(name: str, prefix: str, rest: str) -> Rule:
     boundary = _NOT_AFTER_WORD.format(prefix=re.escape(prefix))
-    return _rule(name, re.escape(prefix) + boundary + rest)
+    return _rule(name, re.escape(prefix) + boundary + rest, literals=[prefix])
 
 
 SECRET_RULES: tuple[Rule, ...] = (
@@ -95,8 +109,14 @@ SECRET_RULES: tuple[Rule, ...] = (
         "private_key",
         r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----(?:[^-]|-(?!----END)){0,20000}"
         r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----)?",
+        literals=["-----BEGIN "],
     ),
-    _rule("url_password", r"://[^\s:/@\"'<>\\]{0,256}:([^\s@/\"'<>\\]{1,256})@", group=1),
+    _rule(
+        "url_password",
+        r"://[^\s:/@\"'<>\\]{0,256}:([^\s@/\"'<>\\]{1,256})@",
+        group=1,
+        literals=["://"],
+    ),
     _rule(
         "bearer_token",
         r"(?i)(?:(?<![A-Za-z0-9_])|(?<=\\[nrtbf]))bearer\s+([A-Za-z0-9._~+/=_-]{16,4096})",
@@ -149,7 +169,9 @@ SECRET_RULES: tuple[Rule, ...] = (
     _prefixed("gitlab_token", "glpat-", r"[A-Za-z0-9_-]{20,255}"),
     _prefixed("slack_token", "xox", r"[abposr]-[A-Za-z0-9-]{10,255}"),
     _rule(
-        "slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{8,255}"
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{8,255}",
+        literals=["https://hooks.slack.com/"],
     ),
     _prefixed("google_api_key", "AIza", r"[0-9A-Za-z_-]{35}"),
     _prefixed("stripe_key", "sk_", r"(?:live|test)_[A-Za-z0-9]{16,255}"),
@@ -230,12 +252,13 @@ class Redactor:
 
     def __init__(self, rules: Sequence[Rule], secret_keys: Iterable[str] = SECRET_KEY_ENDINGS):
         self._rules = tuple(rules)
-        self._anchored = any(rule.anchors for rule in self._rules)
         self._all_joinable = all(rule.joinable for rule in self._rules)
         self._keys = frozenset(k.lower() for k in secret_keys)
-        self._start_memos()
+        self._prepare()
 
-    def _start_memos(self) -> None:
+    def _prepare(self) -> None:
+        # Compiled here rather than pickled: an RE2 set does not pickle.
+        self._prefilter = _Prefilter(self._rules)
         # Attribute keys repeat on every span: remember which name a secret (bounded).
         self._secret_key_memo: dict[str, bool] = {}
         # Long texts found clean, oldest first (bounded); see `_all_clean`.
@@ -247,7 +270,7 @@ class Redactor:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._start_memos()
+        self._prepare()
 
     @classmethod
     def default(cls) -> Redactor:
@@ -273,10 +296,7 @@ class Redactor:
         by their key elsewhere (a tool argument named `password`): replaced wherever they
         occur, since no rule would recognise them without their key."""
         found: list[tuple[int, int, str]] = []
-        lowered = text.lower() if self._anchored and len(text) >= MIN_SCAN_CHARS else ""
-        for rule in self._rules if len(text) >= MIN_SCAN_CHARS else ():
-            if rule.anchors and not any(anchor in lowered for anchor in rule.anchors):
-                continue
+        for rule in self._prefilter.rules_for(text) if len(text) >= MIN_SCAN_CHARS else ():
             for match in rule.pattern.finditer(text):
                 group = match.lastindex or 0 if rule.group < 0 else rule.group
                 start, end = match.span(group)
@@ -496,7 +516,7 @@ class Redactor:
         )
 
 
-_PICKLED = frozenset({"_rules", "_anchored", "_all_joinable", "_keys"})
+_PICKLED = frozenset({"_rules", "_all_joinable", "_keys"})
 _MAX_REMEMBERED_KEYS = 10_000
 _MEMO_MIN_CHARS = 256
 """Shorter texts are scanned each time: looking them up would cost about as much."""
@@ -509,6 +529,48 @@ texts worth remembering are system instructions and tool definitions)."""
 _CONVERSATION_KEYS = frozenset(CONVERSATION_KEYS)
 """Attributes holding the conversation id: stored as `Redactor.identifier` gives it, the
 value the stored turn carries, so a turn rebuilt from stored spans joins the same."""
+
+
+class _Prefilter:
+    """The rules that can match a text, found in one compiled pass over its lower-cased
+    form: an RE2 set of every rule's anchors, or when it has none its literals in lower
+    case. An anchor is found exactly when `anchor in text.lower()` holds, so a rule runs
+    on the texts its anchors allow, as without the set; a literal in the text is in its
+    lower-cased form too, so no text a pattern could match is skipped. A rule with
+    neither always runs. Rules keep their order (the first of equal edits wins)."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self._rules = tuple(rules)
+        self._always = tuple(rule for rule in rules if not _needles(rule))
+        self._always_run = frozenset(i for i, rule in enumerate(rules) if not _needles(rule))
+        self._owners: list[int] = []
+        options = re2.Options()
+        options.literal = True
+        # Bytes are matched as bytes: a lone surrogate (encoded with surrogatepass) is no
+        # valid UTF-8, and the needles are ASCII, which no multi-byte character contains.
+        options.encoding = re2.Options.Encoding.LATIN1
+        self._set: Any = re2.Set.SearchSet(options)
+        for index, rule in enumerate(rules):
+            for needle in _needles(rule):
+                self._set.Add(needle.encode("utf-8", "surrogatepass"))
+                self._owners.append(index)
+        if self._owners:
+            self._set.Compile()
+
+    def rules_for(self, text: str) -> tuple[Rule, ...]:
+        """The rules to run on `text`, in their order."""
+        if not self._owners:
+            return self._always
+        hits = self._set.Match(text.lower().encode("utf-8", "surrogatepass"))
+        if not hits:
+            return self._always
+        run = self._always_run.union(self._owners[hit] for hit in hits)
+        return tuple(rule for index, rule in enumerate(self._rules) if index in run)
+
+
+def _needles(rule: Rule) -> tuple[str, ...]:
+    """What `_Prefilter` looks for on a rule's behalf, in lower case."""
+    return rule.anchors or tuple(literal.lower() for literal in rule.literals)
 
 
 def _bytes_text(value: bytes | bytearray) -> str:
