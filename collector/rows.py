@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from ..processors.kinds import Severity
 from ..processors.model import Finding, ToolCall, Turn, Verdict
+from ..processors.normalize.json_text import loads
 from ..processors.outcomes import call_succeeded
 from ..processors.spans import SpanEvent, SpanRecord
 
@@ -229,7 +230,7 @@ def attribute_value(text: str, kind: str) -> Any:
     if kind == "bytes":
         return bytes.fromhex(text)
     if kind == "json":
-        return json.loads(text)
+        return loads(text)
     return text
 
 
