@@ -12,7 +12,7 @@ import html
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from factledger.dashboard import evidence, labeling, turn_view
+from factledger.dashboard import labeling, turn_view
 from factledger.dashboard.client import ApiClient, QueueFacets, QueueGroup, review_groups
 from factledger.dashboard.finding_evidence import finding_evidence
 from factledger.dashboard.highlight import css_class, kind_label
@@ -25,6 +25,16 @@ MEMBERS_SHOWN = 20
 ANY = "(any)"
 _SKIPPED = "verify_skipped"
 _FILTERS = (("kind", "Finding kind"), ("model", "Model"), ("agent", "Agent"))
+_IDENTIFIER_KINDS = frozenset(
+    {
+        "fabricated_identifier",
+        "borrowed_identifier",
+        "confabulated_identifier_set",
+        "negated_existing_identifier",
+        "unfetched_citation",
+    }
+)
+"""Kinds whose token is an identifier (a SHA, a key, a path, a URL) the reviewer looks up."""
 
 
 def render(api: ApiClient) -> None:
@@ -51,7 +61,8 @@ def render(api: ApiClient) -> None:
         more = "+" if queue["turns"] >= QUEUE_LIMIT else ""
         skipped = sum(1 for g in groups if g["group_id"] in _skipped())
         st.caption(
-            f"{queue['turns']}{more} flagged turns await a label, in {len(groups)} items "
+            f"{queue['turns']}{more} flagged turns await a label, in {len(groups)} "
+            f"{'item' if len(groups) == 1 else 'items'} "
             f"(near-duplicates together){f', {skipped} skipped' if skipped else ''}. "
             "Keys: **H** hallucination · **N** not a hallucination · **S** skip · **U** undo."
         )
@@ -169,9 +180,9 @@ def _item(api: ApiClient, group: QueueGroup) -> None:
         with left:
             turn_view.request_block(turn["user_message"], compact=True)
             turn_view.reply_block(turn["reply"], turn["findings"], compact=True)
-            names_tokens = bool(evidence.suspicious_tokens(turn["findings"]))
+            identifiers = _IDENTIFIER_KINDS & set(group["kinds"])
             st.markdown(
-                "**Suspicious identifiers**" if names_tokens else "**What the findings rest on**"
+                "**Suspicious identifiers**" if identifiers else "**What the findings rest on**"
             )
             turn_view.evidence_block(
                 turn["findings"], turn["tool_calls"], turn["user_message"], found=found
