@@ -30,6 +30,7 @@ from factledger.collector.api_models import (
     error_refs,
     error_responses,
 )
+from factledger.collector.api_reviews import router as reviews_router
 from factledger.collector.docs_pages import add_docs_pages
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
@@ -156,6 +157,7 @@ def create_app(
     answers = error_responses(401, 500, 503)
     app.include_router(api_router, prefix="/api/v1", dependencies=readers, responses=answers)
     app.include_router(alerts_router, prefix="/api/v1", dependencies=readers, responses=answers)
+    app.include_router(reviews_router, prefix="/api/v1", dependencies=readers, responses=answers)
 
     @app.get(
         "/metrics",
