@@ -13,7 +13,6 @@ from factledger.dashboard.client import ApiClient, GroupBy
 from factledger.dashboard.ui import percent
 
 SPLITS: dict[str, GroupBy] = {"model": "model", "agent": "agent", "service": "service"}
-QUEUE_PEEK = 100
 RATES: tuple[tuple[Literal["rate", "flag_rate"], str], ...] = (
     ("rate", "reject rate"),
     ("flag_rate", "flagged rate"),
@@ -61,8 +60,8 @@ def render(api: ApiClient) -> None:
             )
         return
 
-    queue = api.review_queue(limit=QUEUE_PEEK)
-    _headline(current, previous, len(queue))
+    queued = api.review_queue_page(limit=1)["total"]  # the whole queue, not a page of it
+    _headline(current, previous, queued)
 
     rows = figures.rows(by_group, since=bounds.split, bucket=bucket, now=now)
     start, end = figures.fitted_domain(rows, bounds, bucket)
@@ -193,7 +192,7 @@ def _headline(current: figures.Totals, previous: figures.Totals, queued: int) ->
     )
     cells[3].metric(
         "Awaiting review",
-        f"{queued}+" if queued >= QUEUE_PEEK else str(queued),
+        f"{queued:,}",
         border=True,
         help="Flagged turns nobody has labelled yet (see Verify).",
     )

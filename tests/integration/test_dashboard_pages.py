@@ -162,6 +162,9 @@ def test_pages_with_turns_draw_without_messages_of_absence(api_url, monkeypatch)
     assert [m.label for m in overview.metric][:3] == ["Turns", "Reject rate", "Flagged rate"]
     assert overview.metric[0].value == "4"
     assert overview.metric[1].value == "50.0%"
+    queued = httpx.get(f"{api_url}/api/v1/review-queue", params={"limit": 1}).json()["total"]
+    assert overview.metric[3].label == "Awaiting review"
+    assert overview.metric[3].value == f"{queued:,}"  # the whole queue, not a page of it
 
 
 def test_the_turn_page_shows_the_reply_marked_and_the_tool_trace(api_url, monkeypatch):
