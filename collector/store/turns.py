@@ -1,0 +1,240 @@
+"""The store's turn queries: the turns list with its filters, one turn with its findings,
+spans, reviews and verdict history, and which turns exist."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..rows import epoch_ms, from_epoch_ms
+from ..views import finding_view, max_score, span_view, tool_call_view
+from .connection import Connection
+from .sql import (
+    LATEST,
+    LIVE_REVIEWS,
+    MAX_LIST_LIMIT,
+    SPAN_SELECT,
+    TURN_IDS_PER_QUERY,
+    TURN_SUMMARY,
+    check_limit,
+    turn_summary,
+    unaliased_span,
+)
+
+
+class TurnQueries(Connection):
+    """Turns as the query API lists and shows them."""
+
+    def list_turns(
+        self,
+        tenant: str,
+        *,
+        verdict: str | Sequence[str] | None = None,
+        model: str | None = None,
+        agent: str | None = None,
+        kind: str | None = None,
+        trace_id: str | None = None,
+        conversation_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        q: str | None = None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The latest version of the tenant's turns, newest first, and how many match.
+
+        Filters apply to the latest version; `since` <= StartedAt < `until`; `verdict` is
+        one verdict or several (any of them); `q` matches replies containing it, ignoring
+        case. Keys:
+        turn_id, trace_id, conversation_id, service, agent, model, started_at, ended_at
+        (aware UTC datetimes), verdict, kinds, reply_preview, version, and why (the
+        message of the finding that decides the verdict, see `_reasons`; empty without
+        findings).
+        """
+        check_limit("limit", limit, MAX_LIST_LIMIT)
+        check_limit("offset", offset, 2**32 - 1)
+        params: dict[str, Any] = {"tenant": tenant, "limit": limit, "offset": offset}
+        conditions = ["Tenant = {tenant:String}", LATEST]
+        verdicts = None if verdict is None or isinstance(verdict, str) else list(verdict)
+        filters: list[tuple[str, Any, str]] = [
+            (
+                "verdict",
+                verdict if isinstance(verdict, str) else None,
+                "Verdict = {verdict:String}",
+            ),
+            ("verdicts", verdicts, "Verdict IN {verdicts:Array(String)}"),
+            ("q", q or None, "positionCaseInsensitiveUTF8(Reply, {q:String}) > 0"),
+            ("model", model, "Model = {model:String}"),
+            ("agent", agent, "AgentName = {agent:String}"),
+            ("kind", kind, "has(Kinds, {kind:String})"),
+            ("trace_id", trace_id, "TraceId = {trace_id:String}"),
+            ("conversation_id", conversation_id, "ConversationId = {conversation_id:String}"),
+            (
+                "since_ms",
+                None if since is None else epoch_ms(since),
+                "StartedAt >= fromUnixTimestamp64Milli({since_ms:Int64})",
+            ),
+            (
+                "until_ms",
+                None if until is None else epoch_ms(until),
+                "StartedAt < fromUnixTimestamp64Milli({until_ms:Int64})",
+            ),
+        ]
+        for name, value, condition in filters:
+            if value is not None:
+                params[name] = value
+                conditions.append(condition)
+        where = " AND ".join(conditions)
+        # Counted before the page is read: turns only arrive, so a page never holds fewer
+        # of them than the count says.
+        total = self._scalar(f"SELECT uniqExact(TurnId) FROM {{db}}.turns WHERE {where}", params)
+        # The page's ids first, reading only the filtered and sorted columns; the wide
+        # columns then for those ids alone, through the primary key.
+        page = (
+            f"SELECT TurnId FROM {{db}}.turns WHERE {where}"
+            " ORDER BY StartedAt DESC, TurnId DESC LIMIT 1 BY TurnId"
+            " LIMIT {limit:UInt32} OFFSET {offset:UInt32}"
+        )
+        rows = self._query(
+            f"SELECT {TURN_SUMMARY} FROM {{db}}.turns"
+            f" WHERE Tenant = {{tenant:String}} AND TurnId IN ({page})"
+            " ORDER BY StartedAt DESC, TurnId DESC, Version DESC LIMIT 1 BY TurnId",
+            params,
+        )
+        reasons = self._reasons(tenant, [row["TurnId"] for row in rows])
+        turns = [turn_summary(row) for row in rows]
+        for turn in turns:
+            turn["why"] = reasons.get((turn["turn_id"], turn["version"]), "")
+        return turns, total
+
+    def _reasons(self, tenant: str, turn_ids: Sequence[str]) -> dict[tuple[str, int], str]:
+        """Per (turn, version) of `turn_ids`, the message of the finding that decides the
+        verdict: the first (by Idx) of the highest severity. A list page's turns only, so
+        the filter on TurnId reads them through the primary key."""
+        if not turn_ids:
+            return {}
+        rows = self._query(
+            "SELECT TurnId, Version, argMin(Message,"
+            " (multiIf(Severity = 'reject', 0, Severity = 'flag', 1, 2), Idx)) AS why"
+            " FROM {db}.findings"
+            " WHERE Tenant = {tenant:String} AND TurnId IN {turn_ids:Array(String)}"
+            " GROUP BY TurnId, Version",
+            {"tenant": tenant, "turn_ids": list(turn_ids)},
+        )
+        return {(row["TurnId"], int(row["Version"])): str(row["why"]) for row in rows}
+
+    def get_turn(self, tenant: str, turn_id: str) -> dict[str, Any] | None:
+        """The latest version of one turn with its findings, spans, reviews and the verdict
+        history (`versions`, oldest first); None when the tenant has no such turn."""
+        params = {"tenant": tenant, "turn_id": turn_id}
+        where = "Tenant = {tenant:String} AND TurnId = {turn_id:String}"
+
+        # The history lives in turn_versions: merges of `turns` keep only the latest version.
+        def history(table: str) -> list[dict[str, Any]]:
+            return self._query(
+                "SELECT Version, Verdict, Kinds,"
+                " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
+                f" FROM {{db}}.{table} WHERE {where} ORDER BY Version LIMIT 1 BY Version",
+                params,
+            )
+
+        versions = history("turn_versions") or history("turns")
+        if not versions:
+            return None
+        latest = self._query(
+            f"SELECT {TURN_SUMMARY}, Provider, UserMessage, Reply, ToolCalls, SpanIds,"
+            " Validators, MaxScore, HasClass5,"
+            " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
+            f" FROM {{db}}.turns WHERE {where} ORDER BY Version DESC LIMIT 1",
+            params,
+        )[0]
+        turn = turn_summary(latest)
+        turn.update(
+            provider=latest["Provider"],
+            validated_at=from_epoch_ms(latest["validated_ms"]),
+            user_message=latest["UserMessage"],
+            reply=latest["Reply"],
+            tool_calls=[tool_call_view(c) for c in json.loads(latest["ToolCalls"] or "[]")],
+            span_ids=list(latest["SpanIds"]),
+            validators=list(latest["Validators"]),
+            max_score=max_score(float(latest["MaxScore"]), bool(latest["HasClass5"])),
+            has_class5=bool(latest["HasClass5"]),
+            findings=self._findings(tenant, turn_id, int(latest["Version"])),
+            spans=self._spans_of_turn(tenant, latest),
+            reviews=self._reviews(tenant, turn_id),
+            versions=[
+                {
+                    "version": int(v["Version"]),
+                    "verdict": v["Verdict"],
+                    "kinds": list(v["Kinds"]),
+                    "validated_at": from_epoch_ms(v["validated_ms"]),
+                }
+                for v in versions
+            ],
+        )
+        return turn
+
+    def _findings(self, tenant: str, turn_id: str, version: int) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT Kind, Class, Severity, Message, Token, CheckedAgainst, SpanStart, SpanEnd,"
+            " Validator, Score, CallId FROM {db}.findings"
+            " WHERE Tenant = {tenant:String} AND TurnId = {turn_id:String}"
+            " AND Version = {version:UInt32} ORDER BY Idx LIMIT 1 BY Idx",
+            {"tenant": tenant, "turn_id": turn_id, "version": version},
+        )
+        return [finding_view(r) for r in rows]
+
+    def _spans_of_turn(self, tenant: str, turn: Mapping[str, Any]) -> list[dict[str, Any]]:
+        span_ids = list(turn["SpanIds"])
+        if not span_ids:
+            return []
+        # SpanId is not in the sort key: the time window around the turn prunes the daily
+        # partitions to the turn's days (a day's margin for clock skew between services).
+        rows = self._query(
+            f"SELECT {SPAN_SELECT} FROM {{db}}.spans"
+            " WHERE Tenant = {tenant:String} AND SpanId IN {span_ids:Array(String)}"
+            " AND Timestamp >= fromUnixTimestamp64Milli({started_ms:Int64}) - INTERVAL 1 DAY"
+            " AND Timestamp <= fromUnixTimestamp64Milli({ended_ms:Int64}) + INTERVAL 1 DAY"
+            " ORDER BY Timestamp, SpanId LIMIT 1 BY TraceId, SpanId",
+            {
+                "tenant": tenant,
+                "span_ids": span_ids,
+                "started_ms": turn["started_ms"],
+                "ended_ms": turn["ended_ms"],
+            },
+        )
+        return [span_view(unaliased_span(row)) for row in rows]
+
+    def _reviews(self, tenant: str, turn_id: str) -> list[dict[str, Any]]:
+        # Withdrawn reviews are left out: an undone label is as if never given.
+        rows = self._query(
+            "SELECT ReviewId, Label, Note, Reviewer,"
+            f" toUnixTimestamp64Milli(CreatedAt) AS created_ms FROM ({LIVE_REVIEWS})"
+            " WHERE TurnId = {turn_id:String} ORDER BY CreatedAt, ReviewId",
+            {"tenant": tenant, "turn_id": turn_id},
+        )
+        return [
+            {
+                "review_id": r["ReviewId"],
+                "label": r["Label"],
+                "note": r["Note"],
+                "reviewer": r["Reviewer"],
+                "created_at": from_epoch_ms(r["created_ms"]),
+            }
+            for r in rows
+        ]
+
+    def known_turns(self, tenant: str, turn_ids: Sequence[str]) -> set[str]:
+        """Those of `turn_ids` the tenant has a turn for."""
+        unique = sorted(set(turn_ids))
+        known: set[str] = set()
+        for start in range(0, len(unique), TURN_IDS_PER_QUERY):
+            rows = self._query(
+                "SELECT DISTINCT TurnId FROM {db}.turns"
+                " WHERE Tenant = {tenant:String} AND TurnId IN {turn_ids:Array(String)}",
+                {"tenant": tenant, "turn_ids": unique[start : start + TURN_IDS_PER_QUERY]},
+            )
+            known.update(row["TurnId"] for row in rows)
+        return known
