@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +32,7 @@ from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreConfig
 from factledger.processors.assembler import TurnAssembler
 from factledger.processors.model import Turn
+from factledger.processors.normalize import json_text
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
 
@@ -75,12 +75,14 @@ def read_spans(body: bytes) -> list[dict[str, Any]]:
 
 
 def parse_messages(spans: Sequence[dict[str, Any]]) -> int:
-    """json.loads of every attribute that holds JSON (messages, tools, arguments, results)."""
+    """Every attribute that holds JSON (messages, tools, arguments, results) parsed as the
+    product parses it (msgspec, with json.loads's answers: about a third of json.loads's
+    time on these attributes)."""
     parsed = 0
     for span in spans:
         for value in span["attributes"].values():
             if isinstance(value, str) and value[:1] in ("[", "{"):
-                json.loads(value)
+                json_text.loads(value)
                 parsed += 1
     return parsed
 
@@ -90,7 +92,7 @@ PRODUCT = "the product"
 
 _STAGES = (
     ("read", "read each span (protobuf, attributes as Python values)", ANY_DESIGN),
-    ("parse", "parse the JSON it carries (json.loads)", ANY_DESIGN),
+    ("parse", "parse the JSON it carries (msgspec)", ANY_DESIGN),
     ("store", f"store it (chDB insert, {INSERT_BATCH:,}-row batches)", ANY_DESIGN),
     ("validate", "validate its turn (the validator suite, per span)", ANY_DESIGN),
     ("redact", "check it for secrets before storage (Redactor.span)", PRODUCT),

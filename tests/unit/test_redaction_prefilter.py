@@ -168,3 +168,14 @@ _FRAGMENTS = [
 def test_any_text_gets_the_edits_rule_by_rule_gives(parts: list[str]) -> None:
     text = "".join(parts)
     assert ALL.edits(text) == _rule_by_rule(RULES, text)
+
+
+def test_a_long_text_of_near_misses_still_lists_every_rule_it_holds() -> None:
+    # RE2 reports no match at all when its automaton runs out of memory: two megabytes
+    # of every word and literal cut at every length walk through all of its states.
+    redactor = Redactor.default()
+    needles = [word for rule in SECRET_RULES for word in rule.anchors or rule.literals]
+    pieces = needles + [word[:cut] for word in needles for cut in range(1, len(word))]
+    text = "".join(pieces[(i * 7919) % len(pieces)] for i in range(400_000)) + " é \ud800"
+    assert len(text) > 2_000_000
+    assert redactor._prefilter.rules_for(text) == SECRET_RULES
