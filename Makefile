@@ -12,9 +12,11 @@ DEV_STAMP := $(VENV)/.installed-dev
 
 .PHONY: run test lint typecheck unit browser install install-dev clean conformance-envs
 
+# The venv's own setuptools is brought up to what pyproject.toml builds with (a fresh venv
+# of Python 3.11 carries 65.x, which cannot read the SPDX license field).
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install --upgrade pip "setuptools>=77"
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -e .
