@@ -98,6 +98,7 @@ def create_app(
             max_pending_spans=settings.queue_spans,
             max_pending_bytes=settings.queue_bytes,
             redactor=settings.redactor,
+            judge_workers=settings.judge_workers,
         )
         pipeline.start()
         app.state.service = Service(settings, opened, pipeline, metrics)

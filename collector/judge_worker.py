@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 
 from factledger.collector.judging import Count, Judged, TurnJudge
 from factledger.collector.quarantine import QuarantiningRunner, TurnNote
@@ -266,6 +266,19 @@ class JudgeWorker:
             connection.send_bytes(data)
         except (OSError, EOFError, ValueError) as exc:
             raise WorkerDied(f"the judging worker is gone ({exc!r})") from exc
+
+
+def answering(workers: Sequence[JudgeWorker], timeout: float) -> list[JudgeWorker]:
+    """The workers with results to `receive` (or that are gone), waiting up to `timeout`
+    for the first: one wait for them all, however many there are."""
+    connections: dict[int, JudgeWorker] = {}
+    for worker in workers:
+        connection = worker._from_worker
+        if connection is None:
+            return [worker]  # stopped: its `receive` raises WorkerDied at once
+        connections[connection.fileno()] = worker
+    ready = wait([w._from_worker for w in connections.values() if w._from_worker], timeout)
+    return [connections[c.fileno()] for c in ready if isinstance(c, Connection)]
 
 
 # --- the child process ---------------------------------------------------------------------

@@ -3,11 +3,12 @@
     receiver ──submit──▶ WAL (durable) ──▶ ingest queue ──▶ span writer ──▶ store.spans
                                                                │
                                                                ▼
-                                          assembly queue ──▶ turn processor
-                                                               │  (judge worker process)
-                                                               ├─ TurnAssembler
-                                                               ├─ validators
-                                                               └─▶ store.turns / findings
+                                          assembly queue ──▶ turn processor ──▶ store.turns
+                                                               │     ▲          / findings
+                                                        router ▼     │ rows
+                                                 judge worker process 1 .. N
+                                                   ├─ TurnAssembler
+                                                   └─ validators
 
 `submit` returns as soon as the request is in the write-ahead log: ingest never waits
 for storage or validation. Queues are bounded by the number of spans accepted but not
@@ -16,15 +17,18 @@ a request larger than the bound itself is refused for good (413). A
 failed insert is retried, never dropped: those spans were acknowledged. The log is
 released only up to the highest sequence number below which every record is stored.
 
-Assembly and validation (`collector.judging.TurnJudge`) run in a worker process by
-default (`collector.judge_worker`), so they do not share the GIL with receiving and
-storing; this process keeps every store access and inserts the rows the worker sends
-back. A worker that dies is restarted, and the turns it held are read back from the
-store (spans stored that no verdict holds, with the verdicts already stored for their
-traces) and judged, as after a restart of the service; a turn whose validation hung a
-worker is stored unvalidated (`collector.quarantine`). That reading back covers every
-trace still owed a verdict, however long the outage (up to the retention), oldest first,
-a page at a time in a thread of its own while new requests are taken.
+Assembly and validation (`collector.judging.TurnJudge`) run in worker processes by
+default (`collector.judge_worker`; one unless `judge_workers` says more), so they do not
+share the GIL with receiving and storing; this process keeps every store access and
+inserts the rows the workers send back. With several workers, `collector.routing` sends
+every span of a trace, and every trace of a conversation, to the same worker. A worker
+that dies is restarted, and the turns it held are read back from the store (spans stored
+that no verdict holds, with the verdicts already stored for their traces; those routed
+to a worker still alive are left to it) and judged, as after a restart of the service;
+a turn whose validation hung a worker is stored unvalidated (`collector.quarantine`).
+That reading back covers every trace still owed a verdict, however long the outage (up
+to the retention), oldest first, a page at a time in a thread of its own while new
+requests are taken.
 """
 
 from __future__ import annotations
@@ -33,17 +37,18 @@ import logging
 import queue
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from factledger.collector import otlp, rows
-from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied
+from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied, answering
 from factledger.collector.judging import Judged, TurnJudge
 from factledger.collector.metrics import Metrics
 from factledger.collector.quarantine import MAX_QUARANTINED
 from factledger.collector.redaction import Redactor
+from factledger.collector.routing import Router
 from factledger.collector.store import Store, StoreError
 from factledger.collector.wal import WalUnavailable, WriteAheadLog
 from factledger.processors.assembler import PriorVerdict
@@ -119,20 +124,51 @@ is not known any more): about a GenAI span's encoded size."""
 
 
 @dataclass(frozen=True)
-class _Recalled:
-    """Stored verdicts the turn processor hands on before the spans read back with them."""
+class _ReadBack:
+    """Spans read back from the store, and the stored verdicts they go on from (handed on
+    before them)."""
+
+    priors: tuple[PriorVerdict, ...]
+    spans: tuple[SpanRecord, ...]
+    workers: frozenset[int] | None = None
+    """The judge workers it is read back for (those restarted); a trace routed to another
+    worker is left to it. None: every worker (a restart of the service, late spans)."""
+
+
+@dataclass(frozen=True)
+class _Recall:
+    """Stored verdicts for a worker to go on from, ahead of the spans read back with them."""
 
     priors: tuple[PriorVerdict, ...]
 
 
+@dataclass(eq=False)
+class _Slot:
+    """One judge worker process and what the turn processor tracks of it (the watch
+    thread reads `worker` and `index` only)."""
+
+    index: int
+    worker: JudgeWorker | None = None
+    failures: int = 0
+    """Deaths or failed starts in a row: how long the next restart waits."""
+    restart_at: float = 0.0
+    outbox: deque[tuple[SpanRecord, ...] | _Recall] = field(default_factory=deque)
+    """Routed to this worker and not sent yet (waits here while the worker restarts)."""
+    open_turns: int = 0
+    flush_sent: bool = False
+    flushed: bool = False
+
+
 class Pipeline:
-    """Owns the queues and the two worker threads (and the judge worker process).
+    """Owns the queues and the worker threads (and the judge worker processes).
     `start()` replays the write-ahead log before workers run; `shutdown()` drains what it
     can and is safe to call twice.
 
+    `judge_workers` judge worker processes share the judging, each span routed by
+    `router` (default: `collector.routing.Router`; with one worker nothing is routed).
     With `judge_in_worker=False` turns are judged in the turn-processor thread instead of
     a worker process (the only mode where `clock` reaches the turn assembler; a worker
-    process keeps its own monotonic clock)."""
+    process keeps its own monotonic clock), and `judge_workers` does not apply."""
 
     def __init__(
         self,
@@ -148,8 +184,14 @@ class Pipeline:
         clock: Callable[[], float] = time.monotonic,
         redactor: Redactor | None = None,
         judge_in_worker: bool = True,
+        judge_workers: int = 1,
+        router: Router | None = None,
         hang_seconds: float = _HANG_SECONDS,
     ) -> None:
+        if judge_workers < 1:
+            raise ValueError(f"judge_workers must be at least 1, not {judge_workers}")
+        if router is not None and router.workers != judge_workers:
+            raise ValueError(f"the router routes to {router.workers} workers, not {judge_workers}")
         self._store = store
         self._wal = wal
         self._metrics = metrics
@@ -164,13 +206,18 @@ class Pipeline:
         second is an estimate once spans leave in other groupings than they came in."""
         self._pending_lock = threading.Lock()
         self._ingest: queue.Queue[_Batch] = queue.Queue()
-        self._assembly: queue.Queue[tuple[SpanRecord, ...] | _Recalled] = queue.Queue(
+        self._assembly: queue.Queue[tuple[SpanRecord, ...] | _ReadBack] = queue.Queue(
             maxsize=10_000
         )
         self._judge: TurnJudge | None = None
         self._worker_config: WorkerConfig | None = None
+        self._slots: list[_Slot] = []
+        self._router: Router | None = None
         if judge_in_worker:
             self._worker_config = WorkerConfig(runner, grace_seconds, max_wait_seconds, redactor)
+            self._slots = [_Slot(index) for index in range(judge_workers)]
+            if judge_workers > 1:
+                self._router = router if router is not None else Router(judge_workers)
         else:
             self._judge = TurnJudge(
                 runner,
@@ -179,23 +226,18 @@ class Pipeline:
                 clock=clock,
                 redactor=redactor,
             )
-        self._worker: JudgeWorker | None = None
         self._hang_seconds = hang_seconds
         self._quarantined: tuple[str, ...] = ()
         """Turns that stopped a worker (see `collector.quarantine`), oldest first."""
         self._started_ns = 0  # wall clock at start(): spans that began before may be late
         self._looked_up: OrderedDict[tuple[str, str], None] = OrderedDict()
         """(tenant, trace id) already looked up by `_read_back_judged_traces`."""
-        self._worker_failures = 0
-        self._restart_at = 0.0
-        self._open_turns = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._ready = threading.Event()
         self._closed = False
         self._unassembled = 0  # spans stored but not yet added to the assembler
         self._flush_requested = threading.Event()
-        self._flush_sent = False
         self._flushed = threading.Event()
         self._unwritable: set[str] = set()
         """Tables whose last insert failed in a way a retry may cure (full disk, ...)."""
@@ -209,17 +251,19 @@ class Pipeline:
         self._recovery_idle = threading.Event()
         self._recovery_idle.set()
         self._recovery_lock = threading.Lock()
+        self._recovery_all = False
+        self._recovery_workers: set[int] = set()
+        """Whom the requested walk is for: every worker, or these (restarted) ones."""
         self._describe()
 
     # --- receiver side ---------------------------------------------------------------
 
     @property
     def ready(self) -> bool:
-        """Started, not closing, both worker threads alive and, when turns are judged in
-        a worker process, that process alive (False while it is being restarted)."""
+        """Started, not closing, every worker thread alive and, when turns are judged in
+        worker processes, every one of them alive (False while one is being restarted)."""
         alive = all(thread.is_alive() for thread in self._threads)
-        worker = self._worker
-        judging = self._worker_config is None or (worker is not None and worker.alive)
+        judging = all(s.worker is not None and s.worker.alive for s in self._slots)
         return self._ready.is_set() and not self._closed and alive and judging
 
     def has_capacity(self, request_bytes: int = 0) -> bool:
@@ -331,7 +375,7 @@ class Pipeline:
             self._metrics.inc("factledger_wal_replayed_spans_total", replayed)
         self._recover_open_turns()
         if self._worker_config is not None:
-            self._worker = self._start_worker(self._worker_config)
+            self._start_workers(self._worker_config)
         threads = [
             (self._write_spans, "span-writer"),
             (self._process_turns, "turn-processor"),
@@ -345,12 +389,17 @@ class Pipeline:
             self._threads.append(thread)
         self._ready.set()
 
-    def _recover_open_turns(self) -> None:
+    def _recover_open_turns(self, worker: int | None = None) -> None:
         """Have the recovery thread read back, from the oldest, every trace whose stored
         spans no verdict holds: turns in flight at the last stop or held by a worker that
-        died, the next turn of a judged trace, late spans. Returns at once; `force_flush`
-        waits for the reading to end."""
+        died, the next turn of a judged trace, late spans. For a restarted `worker`, the
+        traces routed to the other workers are left to them. Returns at once;
+        `force_flush` waits for the reading to end."""
         with self._recovery_lock:
+            if worker is None:
+                self._recovery_all = True
+            else:
+                self._recovery_workers.add(worker)
             self._recovery_idle.clear()
             self._recovery_requested.set()
 
@@ -360,9 +409,13 @@ class Pipeline:
             while not self._stop.is_set():
                 if not self._recovery_requested.wait(0.1):
                     continue
-                self._recovery_requested.clear()
+                with self._recovery_lock:
+                    self._recovery_requested.clear()
+                    workers = None if self._recovery_all else frozenset(self._recovery_workers)
+                    self._recovery_all = False
+                    self._recovery_workers = set()
                 try:
-                    self._read_back_owed()
+                    self._read_back_owed(workers)
                 except Exception:  # recovery is best effort; ingest goes on regardless
                     log.exception("reading open turns back from the store failed")
                     self._metrics.inc("factledger_worker_errors_total", worker="recovery")
@@ -372,10 +425,11 @@ class Pipeline:
         finally:
             self._recovery_idle.set()  # stopping: nobody waits for a walk that will not come
 
-    def _read_back_owed(self) -> None:
+    def _read_back_owed(self, workers: frozenset[int] | None) -> None:
         """Read the owed traces back a page at a time, oldest first, each with the
         verdicts already stored for them, so that what is owed is judged and what was
-        judged is not judged again. A page waits for room in the backlog."""
+        judged is not judged again; for `workers` (None: every one). A page waits for
+        room in the backlog."""
         traces = spans = 0
         for tenant in self._store.recent_tenants(_EPOCH):
             after = None
@@ -391,7 +445,8 @@ class Pipeline:
                 span_ids = [str(row["SpanId"]) for row in read]
                 priors = self._store.verdicts_for(tenant, owed, span_ids, _EPOCH)
                 if read:
-                    self._hand_back(priors, tuple(rows.span_from_row(row) for row in read))
+                    spans_read = tuple(rows.span_from_row(row) for row in read)
+                    self._hand_back(priors, spans_read, workers)
                 traces += len(owed)
                 spans += len(read)
         if spans:
@@ -433,16 +488,19 @@ class Pipeline:
                 continue
             self._hand_back(priors, tuple(rows.span_from_row(row) for row in read))
 
-    def _hand_back(self, priors: Sequence[PriorVerdict], spans: tuple[SpanRecord, ...]) -> None:
+    def _hand_back(
+        self,
+        priors: Sequence[PriorVerdict],
+        spans: tuple[SpanRecord, ...],
+        workers: frozenset[int] | None = None,
+    ) -> None:
         """Queue spans read back from the store for assembly, after the stored verdicts
-        they go on from."""
-        if priors:
-            self._assembly.put(_Recalled(tuple(priors)))
+        they go on from; for `workers` (None: every one)."""
         self._metrics.inc("factledger_recovered_spans_total", len(spans))
         with self._pending_lock:
             self._unassembled += len(spans)
             self._unassembled_bytes += len(spans) * READ_BACK_SPAN_BYTES
-        self._assembly.put(spans)
+        self._assembly.put(_ReadBack(tuple(priors), spans, workers))
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop taking requests, store what is queued, judge open turns; idempotent."""
@@ -453,10 +511,11 @@ class Pipeline:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout)
-        worker = self._worker
-        if worker is not None and worker.alive:
-            # The turn processor could not stop it: blocked on a worker that is stuck.
-            worker.kill()
+        stuck = [s.worker for s in self._slots if s.worker is not None and s.worker.alive]
+        if stuck:
+            # The turn processor could not stop them: blocked on a worker that is stuck.
+            for worker in stuck:
+                worker.kill()
             for thread in self._threads:
                 thread.join(timeout)
 
@@ -567,13 +626,14 @@ class Pipeline:
                     if self._judge is not None:
                         self._judge_here(self._judge)
                     else:
-                        self._judge_in_worker()
+                        self._judge_in_workers()
                 except Exception:  # the processor must outlive any single batch
                     log.exception("turn processor iteration failed")
                     self._metrics.inc("factledger_worker_errors_total", worker="turn-processor")
         finally:
-            if self._worker is not None:
-                self._worker.stop()
+            for slot in self._slots:
+                if slot.worker is not None:
+                    slot.worker.stop()
 
     def _judge_here(self, judge: TurnJudge) -> None:
         """One round of the in-thread mode: assemble what was stored, judge what is due."""
@@ -581,56 +641,115 @@ class Pipeline:
             item = self._assembly.get(timeout=0.05)
         except queue.Empty:
             item = ()
-        if isinstance(item, _Recalled):
+        if isinstance(item, _ReadBack):
             judge.recall(item.priors)
-            item = ()
+            item = item.spans
         spans = item
         for start in range(0, max(len(spans), 1), _ASSEMBLY_CHUNK):
             self._apply(judge.judge(spans[start : start + _ASSEMBLY_CHUNK]))
         if self._flush_requested.is_set():
             self._apply(judge.judge((), flush=True))
 
-    def _judge_in_worker(self) -> None:
-        """One round of the worker-process mode: send what was stored, insert what came
-        back; restart the worker when it died."""
-        worker = self._live_worker()
-        if worker is None:  # waiting to restart it
+    def _judge_in_workers(self) -> None:
+        """One round of the worker-process mode: route what was stored, send it, insert
+        what came back; restart a worker that died."""
+        live = [slot for slot in self._slots if self._live_worker(slot) is not None]
+        if not live:  # waiting to restart them
             self._stop.wait(0.1)
             return
-        try:
-            self._feed(worker)
-            results = worker.receive(_RECEIVE_SECONDS)
-        except WorkerDied as exc:
-            self._worker_died(worker, str(exc))
-            return
-        if results:
-            self._apply(*results)
-            # Time spent inserting is not the worker's silence: count from here.
-            worker.listening()
+        self._route_assembly()
+        for slot in live:
+            worker = slot.worker
+            assert worker is not None
+            try:
+                self._feed(slot, worker)
+            except WorkerDied as exc:
+                self._worker_died(slot, str(exc))
+        listening = {slot.worker: slot for slot in live if slot.worker is not None}
+        for worker in answering(list(listening), _RECEIVE_SECONDS):
+            slot = listening[worker]
+            try:
+                results = worker.receive(0)
+            except WorkerDied as exc:
+                self._worker_died(slot, str(exc))
+                continue
+            if results:
+                self._apply(*results, slot=slot)
+                # Time spent inserting is not the worker's silence: count from here.
+                worker.listening()
 
-    def _feed(self, worker: JudgeWorker) -> None:
+    def _route_assembly(self) -> None:
+        """Move what waits for assembly into the workers' outboxes, each span to the
+        worker its trace is routed to (`collector.routing`)."""
         while True:
             try:
                 item = self._assembly.get_nowait()
             except queue.Empty:
-                break
-            if isinstance(item, _Recalled):
-                worker.recall(item.priors)
+                return
+            if isinstance(item, _ReadBack):
+                self._route_read_back(item)
                 continue
-            spans = item
-            unsent = worker.send(spans, _ASSEMBLY_CHUNK)
+            for slot, part in zip(self._slots, self._route(item, None), strict=True):
+                if part:
+                    slot.outbox.append(part)
+
+    def _route(
+        self, spans: tuple[SpanRecord, ...], only: frozenset[int] | None
+    ) -> list[tuple[SpanRecord, ...]]:
+        """`spans` split by worker; those of traces routed to a worker outside `only` are
+        left out (and stop counting as unassembled)."""
+        if self._router is None:  # one worker
+            return [spans]
+        parts, left_out = self._router.route(spans, only)
+        if left_out:
+            with self._pending_lock:
+                self._assembled(left_out)
+        return [tuple(part) for part in parts]
+
+    def _route_read_back(self, item: _ReadBack) -> None:
+        """Spans read back go where their traces are routed, each behind the stored
+        verdicts that name one of its spans (a verdict naming no span read back goes to
+        every worker it was read back for)."""
+        parts = self._route(item.spans, item.workers)
+        holders: dict[str, set[int]] = {}
+        for index, part in enumerate(parts):
+            for span in part:
+                holders.setdefault(span.span_id, set()).add(index)
+        read = {span.span_id for span in item.spans}
+        everyone = range(len(self._slots)) if item.workers is None else item.workers
+        recalls: list[list[PriorVerdict]] = [[] for _ in self._slots]
+        for prior in item.priors:
+            named = [span_id for span_id in prior.span_ids if span_id in read]
+            targets = {i for span_id in named for i in holders.get(span_id, ())}
+            for index in targets if named else everyone:
+                recalls[index].append(prior)
+        for slot, priors, part in zip(self._slots, recalls, parts, strict=True):
+            if priors:
+                slot.outbox.append(_Recall(tuple(priors)))
+            if part:
+                slot.outbox.append(part)
+
+    def _feed(self, slot: _Slot, worker: JudgeWorker) -> None:
+        """Send the worker what its outbox holds, then a flush when one is asked for.
+        Raises WorkerDied (what was being sent is recovered with the worker's turns)."""
+        while slot.outbox:
+            message = slot.outbox.popleft()
+            if isinstance(message, _Recall):
+                worker.recall(message.priors)
+                continue
+            unsent = worker.send(message, _ASSEMBLY_CHUNK)
             if unsent:
                 with self._pending_lock:
                     self._assembled(unsent)
                 self._metrics.inc("factledger_spans_dropped_total", unsent, reason="assembly_error")
-        if self._flush_requested.is_set() and not self._flush_sent:
+        if self._flush_requested.is_set() and not slot.flush_sent:
             worker.request_flush()  # after every span sent: it answers after them
-            self._flush_sent = True
+            slot.flush_sent = True
 
-    def _apply(self, *results: Judged) -> None:
+    def _apply(self, *results: Judged, slot: _Slot | None = None) -> None:
         """Store judging results' rows (one insert per table for all of them) and count
         them; only then do their spans stop counting as unassembled (force_flush waits
-        for that)."""
+        for that). `slot`: the worker they came from (None: judged in this thread)."""
         if not results:
             return
         try:
@@ -647,44 +766,69 @@ class Pipeline:
         finally:
             with self._pending_lock:
                 self._assembled(sum(judged.assembled for judged in results))
-            self._open_turns = results[-1].open_turns
+            if slot is not None:
+                slot.open_turns = results[-1].open_turns
             if any(judged.flushed for judged in results):
-                self._flush_sent = False
-                self._flush_requested.clear()
-                self._flushed.set()
+                self._flush_answered(slot)
 
-    # --- the judge worker process -----------------------------------------------------
+    def _flush_answered(self, slot: _Slot | None) -> None:
+        """A flush is done once every worker (or this thread) has answered it."""
+        if slot is not None:
+            slot.flushed = True
+            if not all(s.flushed for s in self._slots):
+                return
+        for each in self._slots:
+            each.flushed = each.flush_sent = False
+        self._flush_requested.clear()
+        self._flushed.set()
 
-    def _start_worker(self, config: WorkerConfig) -> JudgeWorker | None:
+    # --- the judge worker processes ---------------------------------------------------
+
+    def _start_workers(self, config: WorkerConfig) -> None:
+        """Start every judge worker, at the same time (each takes a moment to import)."""
+        if len(self._slots) == 1:
+            self._slots[0].worker = self._start_worker(self._slots[0], config)
+            return
+
+        def start(slot: _Slot) -> None:
+            slot.worker = self._start_worker(slot, config)
+
+        starting = [threading.Thread(target=start, args=(slot,)) for slot in self._slots]
+        for thread in starting:
+            thread.start()
+        for thread in starting:
+            thread.join()
+
+    def _start_worker(self, slot: _Slot, config: WorkerConfig) -> JudgeWorker | None:
         worker = JudgeWorker(config)
         try:
             worker.start()
         except WorkerDied:
-            log.exception("starting the judge worker failed")
-            self._schedule_restart()
+            log.exception("starting judge worker %d failed", slot.index)
+            self._schedule_restart(slot)
             return None
         return worker
 
-    def _live_worker(self) -> JudgeWorker | None:
-        """The running worker; a new one (after recovering the turns the old one held)
-        when it died, None while waiting before the next attempt."""
-        worker = self._worker
+    def _live_worker(self, slot: _Slot) -> JudgeWorker | None:
+        """The slot's running worker; a new one (after recovering the turns the old one
+        held) when it died, None while waiting before the next attempt."""
+        worker = slot.worker
         if worker is not None and worker.alive:
             return worker
         if worker is not None:
-            self._worker_died(worker, f"exit code {worker.exitcode}")
+            self._worker_died(slot, f"exit code {worker.exitcode}")
         config = self._worker_config
-        if config is None or time.monotonic() < self._restart_at:
+        if config is None or time.monotonic() < slot.restart_at:
             return None
         config = replace(config, quarantined=frozenset(self._quarantined))
-        self._worker = self._start_worker(config)
-        if self._worker is not None:
+        slot.worker = self._start_worker(slot, config)
+        if slot.worker is not None:
             # The turns the dead worker held: their spans are stored, their verdicts
             # are not. Read them back (after any that were still queued: duplicates
             # are ignored by the assembler) and ask for a pending flush again.
-            self._recover_open_turns()
-            self._flush_sent = False
-        return self._worker
+            self._recover_open_turns(slot.index)
+            slot.flush_sent = False
+        return slot.worker
 
     def _watch_worker(self) -> None:
         """Kill a worker that stays silent (no result, no heartbeat) while the turn
@@ -695,34 +839,44 @@ class Pipeline:
 
         A worker that begins or ends a turn between two looks is moving, however long
         its batch takes to answer: silence counts from the last such change."""
-        noted: tuple[JudgeWorker | None, str] = (None, "")
+        noted: dict[int, tuple[JudgeWorker | None, str]] = {}
         while not self._stop.wait(_WATCH_SECONDS):
-            worker = self._worker
-            if worker is None or not worker.alive:
-                continue
-            note = (worker, worker.judging())
-            if note != noted:
-                noted = note
-                worker.listening()
-                continue
-            silent = worker.silent_for()
-            if silent > self._hang_seconds:
-                turn_id = note[1]
-                log.error(
-                    "the judge worker (pid %s) is silent for %.0fs, validating turn %s; killing it",
-                    worker.pid,
-                    silent,
-                    turn_id or "(none)",
-                )
-                if turn_id:
-                    # Replaced, not mutated: the turn processor reads it at the next start.
-                    kept = (*self._quarantined, turn_id)
-                    self._quarantined = kept[-MAX_QUARANTINED:]
-                self._metrics.inc("factledger_judge_worker_hangs_total")
-                worker.kill()
+            for slot in self._slots:
+                self._watch(slot, noted)
 
-    def _worker_died(self, worker: JudgeWorker, reason: str) -> None:
-        log.error("the judge worker (pid %s) died: %s; restarting it", worker.pid, reason)
+    def _watch(self, slot: _Slot, noted: dict[int, tuple[JudgeWorker | None, str]]) -> None:
+        worker = slot.worker
+        if worker is None or not worker.alive:
+            return
+        note = (worker, worker.judging())
+        if note != noted.get(slot.index):
+            noted[slot.index] = note
+            worker.listening()
+            return
+        silent = worker.silent_for()
+        if silent > self._hang_seconds:
+            turn_id = note[1]
+            log.error(
+                "judge worker %d (pid %s) is silent for %.0fs, validating turn %s; killing it",
+                slot.index,
+                worker.pid,
+                silent,
+                turn_id or "(none)",
+            )
+            if turn_id:
+                # Replaced, not mutated: the turn processor reads it at the next start.
+                kept = (*self._quarantined, turn_id)
+                self._quarantined = kept[-MAX_QUARANTINED:]
+            self._metrics.inc("factledger_judge_worker_hangs_total")
+            worker.kill()
+
+    def _worker_died(self, slot: _Slot, reason: str) -> None:
+        worker = slot.worker
+        if worker is None:
+            return
+        log.error(
+            "judge worker %d (pid %s) died: %s; restarting it", slot.index, worker.pid, reason
+        )
         self._metrics.inc("factledger_judge_worker_restarts_total")
         worker.stop(0)
         with self._pending_lock:
@@ -730,18 +884,18 @@ class Pipeline:
             # turns have no verdict are recovered from the store when it restarts.
             self._assembled(worker.inflight)
         worker.inflight = 0
-        self._open_turns = 0
-        self._worker = None
+        slot.open_turns = 0
+        slot.worker = None
         if time.monotonic() - worker.started_at > _HEALTHY_SECONDS:
-            self._worker_failures = 0  # an occasional death is not a crash loop
-        self._schedule_restart()
+            slot.failures = 0  # an occasional death is not a crash loop
+        self._schedule_restart(slot)
 
-    def _schedule_restart(self) -> None:
+    def _schedule_restart(self, slot: _Slot) -> None:
         """Count one more failure in a row (a death or a failed start); the nth waits
         `_RESTART_SECONDS[n - 1]` before the next start."""
-        self._worker_failures += 1
-        delay = _RESTART_SECONDS[min(self._worker_failures - 1, len(_RESTART_SECONDS) - 1)]
-        self._restart_at = time.monotonic() + delay
+        slot.failures += 1
+        delay = _RESTART_SECONDS[min(slot.failures - 1, len(_RESTART_SECONDS) - 1)]
+        slot.restart_at = time.monotonic() + delay
 
     def _stored_span(self, span: SpanRecord) -> SpanRecord:
         """The span as stored: redacted when redaction is on. Turn assembly keeps the raw
@@ -834,8 +988,10 @@ class Pipeline:
         )
         m.describe(
             "factledger_judge_worker_restarts_total",
-            "Times the judge worker process died and was restarted.",
+            "Times a judge worker process died and was restarted.",
         )
 
     def _open_turn_count(self) -> int:
-        return self._judge.open_turns if self._judge is not None else self._open_turns
+        if self._judge is not None:
+            return self._judge.open_turns
+        return sum(slot.open_turns for slot in self._slots)

@@ -24,6 +24,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
 | FACTLEDGER_QUEUE_SPANS | 50000 | spans held, not stored or judged (503 over; 413 a request over) |
 | FACTLEDGER_QUEUE_BYTES | 67108864 | request bytes behind the spans held (503 over) |
+| FACTLEDGER_JUDGE_WORKERS | 1 | judge worker processes; a conversation's spans meet in one |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
 | FACTLEDGER_CONFIG | (none) | validation settings TOML ([validation] section) |
 | FACTLEDGER_ALERTS | (none) | alert rules TOML (docs/alerting.md); none: the built-in rule |
@@ -44,6 +45,8 @@ from factledger.processors.errors import ConfigError
 
 DEFAULT_PORT = 4318
 DEFAULT_HOST = "127.0.0.1"
+MAX_JUDGE_WORKERS = 64
+"""Each judge worker is a process of its own (about 170 MiB): more is a typo, not a plan."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class ServiceSettings:
     max_wait_seconds: float = 60.0
     queue_spans: int = 50_000
     queue_bytes: int = 64 * 1024 * 1024
+    judge_workers: int = 1
+    """Judge worker processes (`collector.routing` keeps a conversation in one of them)."""
     retention_days: int = 30
     validation_config: Path | None = None
     alerts_file: Path | None = None
@@ -123,6 +128,7 @@ class ServiceSettings:
             max_wait_seconds=_number(env, "FACTLEDGER_MAX_WAIT_SECONDS", 60.0, float),
             queue_spans=_number(env, "FACTLEDGER_QUEUE_SPANS", 50_000, int),
             queue_bytes=_number(env, "FACTLEDGER_QUEUE_BYTES", 64 * 1024 * 1024, int),
+            judge_workers=_number(env, "FACTLEDGER_JUDGE_WORKERS", 1, int),
             retention_days=_number(env, "FACTLEDGER_RETENTION_DAYS", 30, int),
             validation_config=Path(env["FACTLEDGER_CONFIG"])
             if env.get("FACTLEDGER_CONFIG")
@@ -140,6 +146,11 @@ class ServiceSettings:
             raise ConfigError(
                 "FACTLEDGER_CLUSTER needs a ClickHouse server: set FACTLEDGER_STORE to an"
                 " http(s):// DSN of one of the cluster's nodes"
+            )
+        if settings.judge_workers > MAX_JUDGE_WORKERS:
+            raise ConfigError(
+                f"FACTLEDGER_JUDGE_WORKERS must be at most {MAX_JUDGE_WORKERS},"
+                f" not {settings.judge_workers}"
             )
         if not 0 < settings.port < 65536:
             raise ConfigError(f"--port must be between 1 and 65535, not {settings.port}")

@@ -20,6 +20,7 @@ from factledger.collector.app import create_app
 from factledger.collector.store import StoreConfig
 from factledger.dashboard.client import TOKEN_ENV
 from factledger.processors.errors import ConfigError
+from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.settings import DEFAULT_PORT, ServiceSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +29,9 @@ SERVICES: dict[str, Any] = COMPOSE["services"]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 SETTINGS_SOURCE = (ROOT / "factledger" / "settings.py").read_text()
 FACTLEDGER_SERVICES = ["factledger", "factledger-1", "factledger-2"]
+ATTRIBUTE_ROUTING_SINCE = (0, 154, 0)
+"""The contrib release whose load-balancing exporter documents `routing_key: attributes`
+for spans under its `load_balancing` name (the version pinned in docker-compose.yml)."""
 ROUTES = {
     route.path
     for route in create_app(ServiceSettings()).routes
@@ -192,11 +196,16 @@ def _grpc_port(config: dict[str, Any]) -> int:
     return int(config["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"].rsplit(":", 1)[1])
 
 
-def test_load_balancer_routes_by_trace_id_to_one_relay_per_replica() -> None:
+def test_load_balancer_routes_by_conversation_id_to_one_relay_per_replica() -> None:
+    """Every attribute FactLedger reads a conversation id from, in the same order: the
+    replicas join per-call traces by the id the routing kept together."""
     config = _mounted_config("otel-collector")
-    exporter = config["exporters"]["loadbalancing"]
-    assert exporter["routing_key"] == "traceID"
-    assert config["service"]["pipelines"]["traces"]["exporters"] == ["loadbalancing"]
+    exporter = config["exporters"]["load_balancing"]
+    assert exporter["routing_key"] == "attributes"
+    assert exporter["routing_attributes"] == list(CONVERSATION_KEYS)
+    assert config["service"]["pipelines"]["traces"]["exporters"] == ["load_balancing"]
+    tag = SERVICES["otel-collector"]["image"].rpartition(":")[2]
+    assert tuple(int(part) for part in tag.split(".")) >= ATTRIBUTE_ROUTING_SINCE
     replicas = []
     for hostname in exporter["resolver"]["static"]["hostnames"]:
         relay, port = hostname.rsplit(":", 1)
