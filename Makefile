@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP     := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit browser install install-dev clean conformance-envs
+.PHONY: run test lint typecheck unit browser install install-dev clean conformance-envs compiled
 
 # The venv's own setuptools is brought up to what pyproject.toml builds with (a fresh venv
 # of Python 3.11 carries 65.x, which cannot read the SPDX license field).
@@ -41,8 +41,21 @@ lint: install-dev
 typecheck: install-dev
 	$(BIN)/mypy
 
-unit: install-dev browser conformance-envs
+unit: install-dev browser conformance-envs compiled
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# The hot modules of factledger.processors (normalizing spans, building turns) compiled with
+# mypyc into factledger/_mypyc/ (tools/mypyc_build.py, factledger/compiled.py), so the tests
+# run against what a checkout serves with. Built when missing or stale (a source of
+# factledger.processors, the set of modules or mypy changed); an edited source falls back
+# to pure Python until then. `make run` does not build them (it needs neither mypy nor a C
+# compiler) but uses a fresh build when there. A failed build is a note, not a failure:
+# every module then runs from its source, with the same answers.
+compiled: install-dev
+	@$(BIN)/python tools/mypyc_build.py --if-stale || { \
+		echo "NOTE: the mypyc build failed (above): factledger runs from its Python sources,"; \
+		echo "      with the same answers, only slower at assembling turns"; \
+	}
 
 # The browser tests drive Debian's Chromium (never a downloaded browser). As root, install
 # it when missing; otherwise say plainly that the browser tests will be skipped (under
@@ -75,4 +88,4 @@ conformance-envs: $(CONFORMANCE_ENVS)
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .conformance build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .conformance build factledger/_mypyc *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -7,6 +7,9 @@ The in-loop guard is the public API for agent frameworks:
     result.outcome, result.findings, result.nudge, result.annotate()
 """
 
+# First, before anything imports factledger.processors: its import puts the compiled modules'
+# finder in place when a fresh build is there (factledger/compiled.py).
+from factledger import _use_compiled  # noqa: F401
 from factledger.processors.guard import CheckResult, annotate_reply, check
 from factledger.processors.kinds import Kind, Outcome, Severity
 from factledger.processors.model import Finding, ToolCall, ToolDefinition, Turn, Verdict

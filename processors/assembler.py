@@ -85,6 +85,11 @@ class PriorVerdict:
     version: int
     span_ids: tuple[str, ...]
 
+    def __reduce__(self) -> tuple[type[PriorVerdict], tuple[str, str, int, tuple[str, ...]]]:
+        # Pickled to the judge worker. Compiled by mypyc (tools/mypyc_build.py), a frozen
+        # dataclass would unpickle by setting its fields one by one, which it refuses.
+        return (PriorVerdict, (self.tenant, self.turn_id, self.version, self.span_ids))
+
 
 @dataclass
 class _Member:

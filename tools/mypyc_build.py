@@ -1,0 +1,250 @@
+"""Compile the hot pure-Python modules of factledger.processors with mypyc.
+
+    python tools/mypyc_build.py             # build into factledger/_mypyc/
+    python tools/mypyc_build.py --if-stale  # only when missing or stale (`make compiled`)
+    python tools/mypyc_build.py --status    # whether a fresh build is there, and why not
+
+The modules in `COMPILED` become extension modules under `factledger/_mypyc/`, beside a
+manifest of the hashes of every source of factledger.processors taken before compiling.
+`factledger.compiled` uses them only while those hashes hold, so an edit after the build
+means pure Python, not a stale module. The build goes to a fresh directory that replaces
+the old one once it is complete and a child process has imported every module from it. A
+failed build removes the old one too (it no longer matches what was asked for) and exits
+non-zero with the reason; every import then falls back to the sources. mypyc and a C
+compiler are needed to build, neither to run the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _load_compiled() -> ModuleType:
+    """factledger/compiled.py on its own: importing the factledger package would import
+    factledger.processors, perhaps from a broken build that this one is to replace."""
+    spec = importlib.util.spec_from_file_location(
+        "factledger_compiled", REPO / "factledger" / "compiled.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:
+    from factledger import compiled
+else:
+    compiled = _load_compiled()
+
+COMPILED = (
+    # Normalizing each span's convention (~45 µs per span in pure Python): leaf modules of
+    # small functions over dicts, lists and strings.
+    "processors/normalize/base.py",
+    "processors/normalize/values.py",
+    "processors/normalize/messages.py",
+    "processors/normalize/genai.py",
+    "processors/normalize/openinference.py",
+    "processors/normalize/traceloop.py",
+    "processors/normalize/langfuse.py",
+    "processors/normalize/vercel.py",
+    "processors/normalize/dispatch.py",
+    # Grouping spans into turns and building them (~45 µs per span).
+    "processors/joins.py",
+    "processors/turn_builder.py",
+    "processors/assembler.py",
+    "processors/transcript.py",
+)
+"""Relative to the package directory (factledger/), as mypy names them."""
+
+WORK_DIR = REPO / "build" / "mypyc"
+"""Generated C, object files and the last build's log (git-ignored)."""
+LOG_NAME = "build.log"
+
+_IMPORT_CHECK = """
+import importlib, sys
+from factledger.compiled import BUILD_DIR, compiled_status
+status = compiled_status()
+if not status.active:
+    sys.exit(f"the build is not used: {status.reason}")
+for name in status.modules:
+    module = importlib.import_module(name)
+    if not (module.__file__ or "").startswith(str(BUILD_DIR)):
+        sys.exit(f"{name} was imported from {module.__file__}, not from the build")
+"""
+"""Run in a child process against a finished build: every compiled module imports."""
+
+
+def source_hashes() -> dict[str, str]:
+    """Every source of factledger.processors: the compiled modules were type-checked
+    against all of them, so an edit to any may change what they should do."""
+    root = compiled.PACKAGE_DIR
+    return {
+        path.relative_to(root).as_posix(): compiled.source_hash(path)
+        for path in sorted((root / "processors").rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+
+
+def _mypy_version() -> str:
+    from importlib.metadata import version
+
+    return f"mypy {version('mypy')}"
+
+
+def up_to_date(modules: Sequence[str]) -> compiled.Status:
+    """Whether the build there is fresh, of `modules` and by this mypy (then it stays)."""
+    status = compiled.check(environ={})
+    if not status.active or status.manifest is None:
+        return status
+    if list(status.manifest.compiled) != [_module_name(relative) for relative in modules]:
+        return compiled.Status(False, "another set of modules")
+    if status.manifest.built_with != _mypy_version():
+        return compiled.Status(False, f"built with {status.manifest.built_with or 'another mypy'}")
+    return status
+
+
+def _module_name(relative: str) -> str:
+    return "factledger." + relative.removesuffix(".py").replace("/", ".")
+
+
+@contextmanager
+def _output_to(log: Path) -> Iterator[None]:
+    """This process's and its children's (the C compiler's) output into `log`: a few
+    hundred lines of compiler commands and mypyc's notes, read only when the build fails."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with log.open("wb") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def build(
+    modules: Sequence[str] = COMPILED,
+    work_dir: Path = WORK_DIR,
+    out_dir: Path = compiled.BUILD_DIR,
+) -> compiled.Manifest:
+    """Compile `modules` (paths as in `COMPILED`), install the result as `out_dir` and
+    return its manifest. Raises (SystemExit from mypyc included) when the build fails."""
+    from mypyc.build import mypycify  # imported here: only building needs mypy
+    from setuptools import Distribution  # type: ignore[import-untyped]  # no stubs here
+
+    if any(relative.endswith("__init__.py") for relative in modules):
+        raise ValueError("packages' __init__ modules are not compiled")
+    sources = source_hashes()
+    os.chdir(compiled.PACKAGE_DIR.parent)  # mypy names the modules from the checkout's root
+    extensions = mypycify(
+        [f"factledger/{relative}" for relative in modules],
+        opt_level="3",
+        group_name="factledger.processors.compiled",
+        target_dir=str(work_dir / "c"),
+    )
+    fresh = Path(tempfile.mkdtemp(prefix="_mypyc.", dir=out_dir.parent))
+    try:
+        command = Distribution({"name": "factledger-compiled", "ext_modules": extensions})
+        build_ext = command.get_command_obj("build_ext")
+        build_ext.build_lib = str(fresh)
+        build_ext.build_temp = str(work_dir / "objects")
+        build_ext.parallel = os.cpu_count() or 1
+        build_ext.ensure_finalized()
+        build_ext.run()
+        suffix = compiled.extension_suffix()
+        binaries = {
+            extension.name: extension.name.replace(".", "/") + suffix for extension in extensions
+        }
+        missing = [name for name, binary in binaries.items() if not (fresh / binary).is_file()]
+        if missing:
+            raise RuntimeError(f"the build made no extension module for {', '.join(missing)}")
+        manifest = compiled.Manifest(
+            extension_suffix=suffix,
+            modules=binaries,
+            sources=sources,
+            compiled=[_module_name(relative) for relative in modules],
+            built_with=_mypy_version(),
+        )
+        (fresh / compiled.MANIFEST_NAME).write_text(manifest.to_json(), encoding="utf-8")
+        shutil.rmtree(out_dir, ignore_errors=True)
+        fresh.rename(out_dir)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+    checked = subprocess.run(
+        [sys.executable, "-c", _IMPORT_CHECK],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={key: value for key, value in os.environ.items() if key != compiled.PURE_PYTHON_ENV},
+    )
+    if checked.returncode != 0:
+        raise RuntimeError(f"the compiled modules do not import: {checked.stderr.strip()}")
+    return manifest
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--status", action="store_true", help="report, do not build")
+    parser.add_argument("--if-stale", action="store_true", help="build only when needed")
+    parser.add_argument(
+        "--modules",
+        nargs="+",
+        default=COMPILED,
+        metavar="PATH",
+        help="compile these (e.g. processors/joins.py) instead of the usual set, to measure",
+    )
+    options = parser.parse_args(argv)
+    if options.status:
+        status = compiled.check()
+        print(f"compiled modules: {'in use' if status.active else 'not in use'} ({status.reason})")
+        return 0 if status.active else 1
+    if options.if_stale:
+        status = up_to_date(options.modules)
+        if status.active:
+            print(f"compiled modules: up to date ({len(status.modules)} modules)")
+            return 0
+        print(f"compiled modules: building ({status.reason})")
+    started = time.monotonic()
+    log = WORK_DIR / LOG_NAME
+    try:
+        with _output_to(log):
+            manifest = build(options.modules)
+    except (Exception, SystemExit) as exc:
+        shutil.rmtree(compiled.BUILD_DIR, ignore_errors=True)
+        if log.is_file():
+            tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
+            print("\n".join(tail), file=sys.stderr)
+        print(f"mypyc build failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"(the whole log: {log.relative_to(REPO)})", file=sys.stderr)
+        return 1
+    print(
+        f"compiled {len(manifest.compiled)} modules with mypyc into"
+        f" {compiled.BUILD_DIR.relative_to(REPO)} in {time.monotonic() - started:.0f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
