@@ -89,6 +89,14 @@ for name in status.modules:
 """Run in a child process against a finished build: every compiled module imports."""
 
 
+def _child_env() -> dict[str, str]:
+    """For the import check: the build in use, and factledger from this checkout even when
+    the interpreter's editable install points at another one."""
+    env = {key: value for key, value in os.environ.items() if key != compiled.PURE_PYTHON_ENV}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    return env
+
+
 def source_hashes() -> dict[str, str]:
     """Every source of factledger.processors: the compiled modules were type-checked
     against all of them, so an edit to any may change what they should do."""
@@ -197,7 +205,7 @@ def build(
         capture_output=True,
         text=True,
         check=False,
-        env={key: value for key, value in os.environ.items() if key != compiled.PURE_PYTHON_ENV},
+        env=_child_env(),
     )
     if checked.returncode != 0:
         raise RuntimeError(f"the compiled modules do not import: {checked.stderr.strip()}")
