@@ -200,7 +200,14 @@ def label_bar(
             "Skip", key="fl_skip", help="key S", on_click=_skip, args=(on_skip,), width="stretch"
         )
         rest = rest[1:]
-    rest[0].button(
+    _undo_button(rest[0], api)
+    rest[1].text_input(
+        "Note (optional)", key=note_key, placeholder="why you decided so", max_chars=10_000
+    )
+
+
+def _undo_button(column: Any, api: ApiClient) -> None:
+    column.button(
         "Undo",
         key="fl_undo",
         help="key U: takes back the last label you gave",
@@ -208,24 +215,13 @@ def label_bar(
         args=(api,),
         disabled=not st.session_state.get(_HISTORY),
         width="stretch",
-    )
-    rest[1].text_input(
-        "Note (optional)", key=note_key, placeholder="why you decided so", max_chars=10_000
     )
 
 
 def undo_bar(api: ApiClient) -> None:
     """Undo alone, for a page with nothing left to label."""
     left, _ = st.columns([0.8, 8.2])
-    left.button(
-        "Undo",
-        key="fl_undo",
-        help="key U: takes back the last label you gave",
-        on_click=undo,
-        args=(api,),
-        disabled=not st.session_state.get(_HISTORY),
-        width="stretch",
-    )
+    _undo_button(left, api)
 
 
 def turn_labels(turn: Turn) -> None:

@@ -15,7 +15,7 @@ from .sql import (
     MAX_LIST_LIMIT,
     MAX_REVIEW_EXPORT,
     SPAN_IDS_PER_QUERY,
-    SPAN_SELECT,
+    SPANS_BY_ID,
     TURN_IDS_PER_QUERY,
     TURN_SUMMARY,
     check_limit,
@@ -261,11 +261,7 @@ class ReviewQueries(Connection):
         ended = max(epoch_ms(turn["ended_at"]) for turn in turns.values())
         for start in range(0, len(ordered), SPAN_IDS_PER_QUERY):
             for row in self._query(
-                f"SELECT {SPAN_SELECT} FROM {{db}}.spans"
-                " WHERE Tenant = {tenant:String} AND SpanId IN {span_ids:Array(String)}"
-                " AND Timestamp >= fromUnixTimestamp64Milli({started_ms:Int64}) - INTERVAL 1 DAY"
-                " AND Timestamp <= fromUnixTimestamp64Milli({ended_ms:Int64}) + INTERVAL 1 DAY"
-                " ORDER BY Timestamp, SpanId LIMIT 1 BY TraceId, SpanId",
+                SPANS_BY_ID,
                 {
                     "tenant": tenant,
                     "span_ids": ordered[start : start + SPAN_IDS_PER_QUERY],

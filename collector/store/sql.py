@@ -36,6 +36,16 @@ SPAN_SELECT = """
     Events.Name AS event_names, Events.Attributes AS event_attributes, AttributeTypes,
     toUnixTimestamp64Milli(IngestedAt) AS ingested_ms
 """
+# A tenant's spans by id ({span_ids:Array(String)}) between {started_ms} and {ended_ms}.
+# SpanId is not in the sort key: the time window prunes the daily partitions to the
+# turns' days (a day's margin for clock skew between services).
+SPANS_BY_ID = (
+    f"SELECT {SPAN_SELECT} FROM {{db}}.spans"
+    " WHERE Tenant = {tenant:String} AND SpanId IN {span_ids:Array(String)}"
+    " AND Timestamp >= fromUnixTimestamp64Milli({started_ms:Int64}) - INTERVAL 1 DAY"
+    " AND Timestamp <= fromUnixTimestamp64Milli({ended_ms:Int64}) + INTERVAL 1 DAY"
+    " ORDER BY Timestamp, SpanId LIMIT 1 BY TraceId, SpanId"
+)
 SPAN_ALIASES = {
     "ts_ns": "Timestamp",
     "event_ts_ns": "Events.Timestamp",

@@ -15,7 +15,7 @@ from .sql import (
     LATEST,
     LIVE_REVIEWS,
     MAX_LIST_LIMIT,
-    SPAN_SELECT,
+    SPANS_BY_ID,
     TURN_IDS_PER_QUERY,
     TURN_SUMMARY,
     check_limit,
@@ -190,14 +190,8 @@ class TurnQueries(Connection):
         span_ids = list(turn["SpanIds"])
         if not span_ids:
             return []
-        # SpanId is not in the sort key: the time window around the turn prunes the daily
-        # partitions to the turn's days (a day's margin for clock skew between services).
         rows = self._query(
-            f"SELECT {SPAN_SELECT} FROM {{db}}.spans"
-            " WHERE Tenant = {tenant:String} AND SpanId IN {span_ids:Array(String)}"
-            " AND Timestamp >= fromUnixTimestamp64Milli({started_ms:Int64}) - INTERVAL 1 DAY"
-            " AND Timestamp <= fromUnixTimestamp64Milli({ended_ms:Int64}) + INTERVAL 1 DAY"
-            " ORDER BY Timestamp, SpanId LIMIT 1 BY TraceId, SpanId",
+            SPANS_BY_ID,
             {
                 "tenant": tenant,
                 "span_ids": span_ids,
