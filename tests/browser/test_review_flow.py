@@ -196,8 +196,10 @@ def test_filters_by_kind_model_and_agent(
         option = facets[f"{name}s"][-1]
         page.get_by_role("combobox", name=label).click()
         page.get_by_role("option", name=option, exact=True).click()
+        # The choice reaches the URL from the rerun it starts; only then does "not running"
+        # mean that rerun is over (before it, the page may still show the last run's state).
+        page.wait_for_function("(p) => location.search.includes(p)", arg=f"{name}={option}")
         settled(page)
-        assert f"{name}={option}" in page.url, (name, page.url)
     chosen = {name: facets[f"{name}s"][-1] for name in ("kind", "agent", "model")}
     wanted = groups(seeded, **chosen)
     if not wanted:
