@@ -239,8 +239,14 @@ def _encode_attributes(
 ) -> dict[str, str]:
     encoded: dict[str, str] = {}
     for key, value in attributes.items():
+        name = key if type(key) is str else str(key)
+        # Most values are text: stored as they are, with no type to record (this loop
+        # runs for every attribute of every span before it is acknowledged).
+        if type(value) is str:
+            encoded[name] = value
+            continue
         text, kind = attribute_string(value)
-        encoded[str(key)] = text
+        encoded[name] = text
         if kind != "str":
             types[f"{prefix}:{key}"] = kind
     return encoded
