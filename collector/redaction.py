@@ -467,7 +467,13 @@ class Redactor:
             return all(self._collect(item, into) for item in value)
         elif isinstance(value, Mapping):
             for key, item in value.items():
-                if self._names_secret(str(key)) or not self._collect(item, into):
+                if self._names_secret(key if type(key) is str else str(key)):
+                    return False
+                # Text values, nearly all of them, are taken here rather than by a
+                # recursive call each: this walk runs on every span before it is stored.
+                if type(item) is str:
+                    into.append(item)
+                elif not self._collect(item, into):
                     return False
         return True
 
