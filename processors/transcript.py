@@ -19,6 +19,7 @@ from typing import Any
 
 from .errors import TranscriptError
 from .model import Message, ToolCall, ToolDefinition, Turn
+from .normalize.values import is_mapping
 from .nudges import is_framework_nudge
 from .prose_calls import find_prose_calls, parse_arguments
 
@@ -34,7 +35,7 @@ def turn_from_transcript(
 
     Raises `TranscriptError` naming the offending message when the shape is wrong.
     """
-    if not isinstance(transcript, Mapping):
+    if not is_mapping(transcript):
         raise TranscriptError("a transcript must be a JSON object with 'messages'")
     raw_messages = transcript.get("messages")
     if not isinstance(raw_messages, list) or not raw_messages:
@@ -126,7 +127,7 @@ class _RawMessage:
 
 
 def _parse_message(index: int, raw: Any) -> _RawMessage:
-    if not isinstance(raw, Mapping):
+    if not is_mapping(raw):
         raise TranscriptError(f"messages[{index}] is not an object")
     raw_role = raw.get("role")
     if raw_role not in ("system", "user", "assistant", "tool", "developer", "function"):
@@ -154,7 +155,7 @@ def content_text(content: Any) -> str:
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, Mapping):
+            elif is_mapping(part):
                 text = part.get("text", part.get("content"))
                 if isinstance(text, str):
                     parts.append(text)
@@ -178,10 +179,10 @@ def _parse_tool_calls(index: int, raw: Any) -> tuple[ToolCall, ...]:
         raise TranscriptError(f"messages[{index}].tool_calls is not a list")
     calls = []
     for j, item in enumerate(raw):
-        if not isinstance(item, Mapping):
+        if not is_mapping(item):
             raise TranscriptError(f"messages[{index}].tool_calls[{j}] is not an object")
-        function = item.get("function") if isinstance(item.get("function"), Mapping) else item
-        assert isinstance(function, Mapping)
+        function = item.get("function") if is_mapping(item.get("function")) else item
+        assert is_mapping(function)
         name = function.get("name")
         if not isinstance(name, str) or not name:
             raise TranscriptError(f"messages[{index}].tool_calls[{j}] has no function name")
@@ -233,10 +234,10 @@ def _parse_tools(raw: Any) -> tuple[ToolDefinition, ...] | None:
                 item = json.loads(item)
             except (ValueError, RecursionError) as exc:
                 raise TranscriptError(f"tools[{i}] is not valid JSON") from exc
-        if not isinstance(item, Mapping):
+        if not is_mapping(item):
             raise TranscriptError(f"tools[{i}] is not an object")
-        spec = item.get("function") if isinstance(item.get("function"), Mapping) else item
-        assert isinstance(spec, Mapping)
+        spec = item.get("function") if is_mapping(item.get("function")) else item
+        assert is_mapping(spec)
         name = spec.get("name")
         if not isinstance(name, str) or not name:
             raise TranscriptError(f"tools[{i}] has no name")
@@ -244,7 +245,7 @@ def _parse_tools(raw: Any) -> tuple[ToolDefinition, ...] | None:
         tools.append(
             ToolDefinition(
                 name=name,
-                parameters=params if isinstance(params, Mapping) else {},
+                parameters=params if is_mapping(params) else {},
                 description=str(spec.get("description") or ""),
             )
         )

@@ -32,6 +32,7 @@ from .values import (
     as_text,
     conversation_id,
     first,
+    is_mapping,
     load_json,
     string,
     tool_definitions,
@@ -169,15 +170,13 @@ def _flattened(
 ) -> tuple[ChatMessage, ...]:
     items = []
     for item in unflatten(attributes, prefix):
-        if not isinstance(item, Mapping):
+        if not is_mapping(item):
             continue
         message = dict(item)
         message.setdefault("role", default_role)
         # OpenLLMetry writes multimodal content as a JSON list of typed parts.
         content = load_json(message.get("content"))
-        if isinstance(content, list) and all(
-            isinstance(p, Mapping) and "type" in p for p in content
-        ):
+        if isinstance(content, list) and all(is_mapping(p) and "type" in p for p in content):
             message["content"] = content
         items.append(message)
     return read_messages(items, default_role)
@@ -206,7 +205,7 @@ def _choice_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
         if event.name != _CHOICE_EVENT:
             continue
         body = load_json(event.attributes.get("message"))
-        if not isinstance(body, Mapping):
+        if not is_mapping(body):
             body = {
                 "content": event.attributes.get("content"),
                 "tool_calls": event.attributes.get("tool_calls"),
@@ -225,7 +224,7 @@ def _tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:
     if functions:
         return tool_definitions(functions)
     parameters = load_json(attributes.get("model_request_parameters"))
-    if isinstance(parameters, Mapping):  # Pydantic AI: function tools plus output tools
+    if is_mapping(parameters):  # Pydantic AI: function tools plus output tools
         offered = [
             tool
             for key in ("function_tools", "output_tools")

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from .base import ChatMessage, ToolCallPart
-from .values import arguments_text, as_text, load_json
+from .values import arguments_text, as_text, is_mapping, load_json
 
 MAX_MESSAGES = 2_000
 """Messages read from one value; the rest is ignored."""
@@ -75,6 +76,20 @@ def read_messages(value: Any, default_role: str = "user") -> tuple[ChatMessage, 
     `default_role` applies where a shape names none (plain text, `{"text": ...}`). Messages
     with neither text nor tool calls are dropped; tool results always stay.
     """
+    if isinstance(value, str):
+        return _text_messages(value, default_role)
+    return _read_messages(value, default_role)
+
+
+@lru_cache(maxsize=1024)
+def _text_messages(text: str, default_role: str) -> tuple[ChatMessage, ...]:
+    """Memoised: an agent span repeats its first LLM call's input and its last one's output,
+    and every agent of a conversation sends the same history again. The messages are
+    frozen, so one tuple can serve every span that carries the same text."""
+    return _read_messages(text, default_role)
+
+
+def _read_messages(value: Any, default_role: str) -> tuple[ChatMessage, ...]:
     out: list[ChatMessage] = []
     _collect(load_json(value, partial=True), default_role, out, 0)
     return tuple(_with_item_ids_resolved([_task_request(m) for m in out[:MAX_MESSAGES]]))
@@ -176,6 +191,18 @@ def request_text(value: Any) -> str:
 
 def content_text(content: Any) -> str:
     """The text parts of a content value (string, parts, blocks) joined by newlines."""
+    if isinstance(content, str):
+        return _text_content(content)
+    return _content_text(content)
+
+
+@lru_cache(maxsize=256)
+def _text_content(text: str) -> str:
+    """Memoised: every LLM call of an agent sends the same system instructions."""
+    return _content_text(text)
+
+
+def _content_text(content: Any) -> str:
     texts: list[str] = []
     _content(_structured(content), texts, [], [])
     return "\n".join(texts)
@@ -183,7 +210,7 @@ def content_text(content: Any) -> str:
 
 def _known_field(value: Any, keys: Sequence[str]) -> str:
     parsed = load_json(value)
-    if isinstance(parsed, Mapping):
+    if is_mapping(parsed):
         for key in keys:
             field = parsed.get(key)
             if isinstance(field, str) and field:
@@ -215,14 +242,14 @@ def _collect(value: Any, role: str, out: list[ChatMessage], depth: int) -> None:
         for item in value[:MAX_MESSAGES]:
             _collect(load_json(item) if isinstance(item, str) else item, role, out, depth + 1)
         return
-    if not isinstance(value, Mapping):
+    if not is_mapping(value):
         return
     if _is_message(value):
         out.extend(_message(value, role))
         return
     for key in _WRAPPERS:
         inner = value.get(key)
-        if isinstance(inner, Mapping | list | tuple):
+        if isinstance(inner, list | tuple) or is_mapping(inner):
             _collect(inner, role, out, depth + 1)
             return
     for key in ("text", "prompt", "completion"):
@@ -238,22 +265,22 @@ def _is_message(m: Mapping[str, Any]) -> bool:
     kind = _type(m)
     if kind in ("message", "function_call", "function_call_output"):
         return True
-    if kind in _LANGCHAIN_TYPES and ("content" in m or isinstance(m.get("data"), Mapping)):
+    if kind in _LANGCHAIN_TYPES and ("content" in m or is_mapping(m.get("data"))):
         return True
-    return m.get("lc") == 1 and isinstance(m.get("kwargs"), Mapping)
+    return m.get("lc") == 1 and is_mapping(m.get("kwargs"))
 
 
 def _langchain_flat(m: Mapping[str, Any], default_role: str) -> Mapping[str, Any]:
     """A LangChain message in its flat form: an `lc` object (`dumpd`) becomes its kwargs
     with the role of its class, a `message_to_dict` value (`{"type", "data"}`) its data
     with the type; any other mapping is returned as given."""
-    if m.get("lc") == 1 and isinstance(m.get("kwargs"), Mapping):
+    if m.get("lc") == 1 and is_mapping(m.get("kwargs")):
         ids = m.get("id")
         cls = ids[-1] if isinstance(ids, list) and ids and isinstance(ids[-1], str) else ""
         return {"role": _ROLE_ALIASES.get(cls.lower(), default_role), **m["kwargs"]}
     kind = _type(m)
     data = m.get("data")
-    if kind in _LANGCHAIN_TYPES and isinstance(data, Mapping) and "content" not in m:
+    if kind in _LANGCHAIN_TYPES and is_mapping(data) and "content" not in m:
         return {**data, "type": kind}
     return m
 
@@ -290,10 +317,10 @@ def _message(m: Mapping[str, Any], default_role: str) -> list[ChatMessage]:
     for key in ("parts", "content", "contents"):
         _content(_structured(m.get(key)), texts, calls, results)
     own_calls = m.get("tool_calls")
-    if not own_calls and isinstance(m.get("additional_kwargs"), Mapping):
+    if not own_calls and is_mapping(m.get("additional_kwargs")):
         own_calls = m["additional_kwargs"].get("tool_calls")
     _tool_calls(own_calls, calls)
-    if isinstance(m.get("function_call"), Mapping):
+    if is_mapping(m.get("function_call")):
         _tool_calls([m["function_call"]], calls)
 
     if role == "tool" and not results:
@@ -325,11 +352,11 @@ def _structured(value: Any) -> Any:
 
 
 def _is_typed_part(part: Any) -> bool:
-    return isinstance(part, Mapping) and _type(part) in _KNOWN_PARTS
+    return is_mapping(part) and _type(part) in _KNOWN_PARTS
 
 
 def _is_part(part: Any) -> bool:
-    return isinstance(part, Mapping) and not _PART_KEY_SET.isdisjoint(part)
+    return is_mapping(part) and not _PART_KEY_SET.isdisjoint(part)
 
 
 def _content(
@@ -341,7 +368,7 @@ def _content(
         if content:
             texts.append(content)
         return
-    if isinstance(content, Mapping):
+    if is_mapping(content):
         if _is_part(content):
             _part(content, texts, calls, results)
         else:
@@ -367,7 +394,7 @@ def _part(
     p: Mapping[str, Any], texts: list[str], calls: list[ToolCallPart], results: list[ChatMessage]
 ) -> None:
     inner = p.get("message_content")
-    if isinstance(inner, Mapping):  # OpenInference `contents.K.message_content`
+    if is_mapping(inner):  # OpenInference `contents.K.message_content`
         p = inner
     kind = _type(p)
     if kind in _IGNORED_PARTS:
@@ -384,17 +411,17 @@ def _part(
         call_id = p.get("id") or p.get("toolCallId") or p.get("tool_use_id") or p.get("call_id")
         payload = _first_present(p, "response", "result", "output", "content")
         error = p.get("is_error") is True
-        if isinstance(payload, Mapping) and isinstance(payload.get("type"), str):
+        if is_mapping(payload) and isinstance(payload.get("type"), str):
             # Vercel AI SDK 5: {"type": "text" | "json" | "error-text" | ..., "value": ...}
             error = error or payload["type"].startswith("error")
             payload = payload.get("value", payload)
         results.append(_tool_message(call_id, _payload_text(payload), error))
-    elif isinstance(p.get("function_call"), Mapping):  # Gemini
+    elif is_mapping(p.get("function_call")):  # Gemini
         fc = p["function_call"]
         call = _call(fc.get("id"), fc.get("name"), fc.get("args"))
         if call:
             calls.append(call)
-    elif isinstance(p.get("function_response"), Mapping):  # Gemini
+    elif is_mapping(p.get("function_response")):  # Gemini
         fr = p["function_response"]
         results.append(_tool_message(fr.get("id"), as_text(fr.get("response")), False))
     elif kind is None or kind in _TEXT_PARTS:
@@ -411,7 +438,7 @@ def _first_present(m: Mapping[str, Any], *keys: str) -> Any:
 
 
 def _payload_text(payload: Any) -> str:
-    if isinstance(payload, list) and payload and all(isinstance(b, Mapping) for b in payload):
+    if isinstance(payload, list) and payload and all(is_mapping(b) for b in payload):
         text = content_text(payload)
         if text:
             return text
@@ -429,16 +456,16 @@ def _tool_message(call_id: Any, text: Any, error: bool) -> ChatMessage:
 
 def _tool_calls(raw: Any, calls: list[ToolCallPart]) -> None:
     raw = load_json(raw)
-    if isinstance(raw, Mapping):
+    if is_mapping(raw):
         raw = [raw]
     if not isinstance(raw, list | tuple):
         return
     for item in raw[:MAX_PARTS]:
         item = load_json(item)
-        if not isinstance(item, Mapping):
+        if not is_mapping(item):
             continue
-        fn = item.get("function") if isinstance(item.get("function"), Mapping) else item
-        assert isinstance(fn, Mapping)
+        fn = item.get("function") if is_mapping(item.get("function")) else item
+        assert is_mapping(fn)
         arguments = _first_present(fn, "arguments", "args", "input")
         call = _call(
             item.get("id") or item.get("call_id") or item.get("toolCallId"),
@@ -490,7 +517,7 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
     parsed = load_json(value)
     if isinstance(parsed, str):
         return parsed, False
-    if isinstance(parsed, Mapping) and set(parsed) <= {"content", "isError", "structuredContent"}:
+    if is_mapping(parsed) and set(parsed) <= {"content", "isError", "structuredContent"}:
         blocks = parsed.get("content")
         if isinstance(blocks, list):
             return content_text(blocks), parsed.get("isError") is True
@@ -502,7 +529,7 @@ def langchain_tool_message(output: Any) -> tuple[str, str | None, bool]:
     (`lc` object, `message_to_dict`, `model_dump`); ("", None, False) for anything else.
     The content is the result; `"status": "error"` is the failure."""
     parsed = load_json(output)
-    if not isinstance(parsed, Mapping):
+    if not is_mapping(parsed):
         return "", None, False
     flat = _langchain_flat(parsed, "")
     # Only LangChain's forms: an OpenAI-style `{"role": "tool"}` message is not one.

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..model import ToolDefinition
 from .json_text import loads
@@ -39,6 +39,19 @@ CONVERSATION_KEYS: tuple[str, ...] = (
 
 
 # --- scalars ------------------------------------------------------------------------------
+
+
+_NEVER_MAPPINGS = frozenset({str, list, tuple, int, float, bool, bytes, type(None)})
+
+
+def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    """`isinstance(value, Mapping)`, without the ABC's `__instancecheck__` for the types parsed
+    JSON and OTLP attribute values are made of: a dict is a mapping, a str or list (exactly
+    those types) never is. The ABC check was a tenth of reading messages; other types still
+    get it, so any other Mapping is read as before."""
+    return isinstance(value, dict) or (
+        type(value) not in _NEVER_MAPPINGS and isinstance(value, Mapping)
+    )
 
 
 def load_json(value: Any, *, partial: bool = False) -> Any:
@@ -155,9 +168,9 @@ def unwrap_single(value: Any, keys: Iterable[str]) -> Any:
     keeps its arguments.
     """
     parsed = load_json(value)
-    if isinstance(parsed, Mapping) and len(parsed) == 1:
+    if is_mapping(parsed) and len(parsed) == 1:
         ((key, inner),) = parsed.items()
-        if key in keys and isinstance(inner, Mapping):
+        if key in keys and is_mapping(inner):
             return inner
     return value
 
@@ -228,7 +241,7 @@ def _text_tool_definitions(text: str) -> tuple[ToolDefinition, ...] | None:
 
 def _tool_definitions(value: Any) -> tuple[ToolDefinition, ...] | None:
     parsed = load_json(value, partial=True)
-    if isinstance(parsed, Mapping):
+    if is_mapping(parsed):
         parsed = [parsed]
     if not isinstance(parsed, list | tuple):
         return None
@@ -242,14 +255,14 @@ def _definitions(items: Sequence[Any], tools: list[ToolDefinition], depth: int) 
         if len(tools) >= MAX_TOOLS or depth > 2:
             return
         item = load_json(item)
-        if not isinstance(item, Mapping):
+        if not is_mapping(item):
             continue
         declarations = item.get("function_declarations") or item.get("functionDeclarations")
         if isinstance(declarations, list):
             _definitions(declarations, tools, depth + 1)
             continue
-        spec = item.get("function") if isinstance(item.get("function"), Mapping) else item
-        assert isinstance(spec, Mapping)
+        spec = item.get("function") if is_mapping(item.get("function")) else item
+        assert is_mapping(spec)
         name = spec.get("name")
         if not isinstance(name, str) or not name:
             continue
@@ -260,7 +273,7 @@ def _definitions(items: Sequence[Any], tools: list[ToolDefinition], depth: int) 
         tools.append(
             ToolDefinition(
                 name=name,
-                parameters=schema if isinstance(schema, Mapping) else {},
+                parameters=schema if is_mapping(schema) else {},
                 description=description if isinstance(description, str) else "",
             )
         )
