@@ -24,11 +24,14 @@ _DIR = re.compile(r"(?<![\w./\-@:])(?:[\w\-]+/){1,8}(?![\w\-])")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?)\((?:[\w\s,=*]{0,40})\)")
 _BACKTICKED = re.compile(r"`([A-Za-z_][\w.]{2,80})`")
 _TEST = re.compile(r"(?<![\w.])(test_\w{3,})")
-_CAMEL = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\b")
+# The opening \b as a lookbehind after the first letter: `re` then skips ahead to capitals.
+_CAMEL = re.compile(r"([A-Z](?<!\w[A-Z])[a-z]+(?:[A-Z][a-z0-9]+)+)\b")
 _SNAKE = re.compile(r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w.])")
+# Every file name ends so; one search for it is far cheaper than the scan for `_FILE`,
+# whose lookbehind runs at every position.
+_FILE_END = re.compile(rf"\.(?:{_EXTENSIONS})(?![\w/])")
 # A character or word each pattern needs; patterns absent from this map always run.
 _NEEDLES: dict[re.Pattern[str], str] = {
-    _FILE: ".",
     _DIR: "/",
     _CALL: "(",
     _TEST: "test_",
@@ -65,6 +68,8 @@ def code_names(text: str, *, snake_case: bool = False) -> list[CodeName]:
         needle = _NEEDLES.get(pattern)
         if needle is not None and needle not in text:
             continue  # cheaper than a regex scan that cannot match
+        if pattern is _FILE and _FILE_END.search(text) is None:
+            continue
         group = 0 if pattern in (_FILE, _DIR) else 1
         for m in bounded_finditer(pattern, text):
             name = m.group(group)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .limits import bounded_finditer
+from .limits import MAX_MATCHES_PER_PATTERN, bounded_finditer
 from .text import contains_token, non_overlapping
 
 
@@ -40,20 +40,28 @@ class Identifier:
 # so every character is read at most twice.
 _URL = re.compile(r"https?://(?:[^\s<>\"'`()\]}|]|\([^\s<>\"'`()\]}|]*\))+", re.I)
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# Each pattern opens with the character class of its first character and checks the
+# character before in a lookbehind right after it (`X(?<!B X)` rather than `(?<!B)X`): the
+# same matches, but `re` then skips every position whose character cannot start a match,
+# instead of running the lookbehind at every position of the text.
+_HEX = "[0-9a-fA-F]"
 _UUID = re.compile(
-    r"(?<![A-Za-z0-9])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    rf"{_HEX}(?<![A-Za-z0-9]{_HEX}){_HEX}{{7}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
     r"(?![A-Za-z0-9])"
 )
 # Explicit lookarounds as boundaries, because \b would not separate the hex run from a
 # hyphen-joined word. 10 is the minimum (a trade-off against colours, error codes and
 # version fragments); 64 covers SHA-256.
-_SHA = re.compile(r"(?<![A-Za-z0-9])[A-Fa-f0-9]{10,64}(?![A-Za-z0-9])")
+_SHA = re.compile(r"[A-Fa-f0-9](?<![A-Za-z0-9][A-Fa-f0-9])[A-Fa-f0-9]{9,63}(?![A-Za-z0-9])")
 # OPS-4821, CT-20260922-001, JIRA-12: an upper-case project key and a number of 2+ digits.
-_KEY = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]{1,9}(?:-\d{2,}){1,3}(?![A-Za-z0-9-])")
-# #W2378156, #48213 (4+ digits), credit_card_9513926, ord_12345, cus_9fQ2xL7a.
-_RECORD = re.compile(
-    r"(?<![\w#])#[A-Z]{0,2}\d{4,}(?!\w)"
-    r"|(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*_(?:\d{3,}|(?=[A-Za-z]{0,40}\d)[A-Za-z0-9]{8,64})(?![\w-])"
+_KEY = re.compile(r"[A-Z](?<![A-Za-z0-9-][A-Z])[A-Z0-9]{1,9}(?:-\d{2,}){1,3}(?![A-Za-z0-9-])")
+# #W2378156, #48213 (4+ digits); credit_card_9513926, ord_12345, cus_9fQ2xL7a. Two
+# patterns, each scanned only when its mark ("#", "_") is in the text: they start on
+# different characters and share none, so their matches never overlap.
+_HASH_RECORD = re.compile(r"#(?<![\w#]#)[A-Z]{0,2}\d{4,}(?!\w)")
+_SNAKE_RECORD = re.compile(
+    r"[a-z](?<![\w.-][a-z])[a-z0-9]*(?:_[a-z][a-z0-9]*)*_"
+    r"(?:\d{3,}|(?=[A-Za-z]{0,40}\d)[A-Za-z0-9]{8,64})(?![\w-])"
 )
 # Keys that are names of standards or products, not records.
 _NOT_KEYS = frozenset(
@@ -145,13 +153,26 @@ def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
             if _has_path(token):
                 out.append((token, m.start(), m.start() + len(token)))
         return out
+    if shape is Shape.RECORD:
+        found = [
+            match
+            for pattern, mark in ((_HASH_RECORD, "#"), (_SNAKE_RECORD, "_"))
+            if mark in text
+            for match in _tokens(shape, pattern, text)
+        ]
+        found.sort(key=lambda t: t[1])
+        return found[:MAX_MATCHES_PER_PATTERN]
     pattern = {
         Shape.EMAIL: _EMAIL,
         Shape.UUID: _UUID,
         Shape.SHA: _SHA,
         Shape.KEY: _KEY,
-        Shape.RECORD: _RECORD,
     }[shape]
+    return _tokens(shape, pattern, text)
+
+
+def _tokens(shape: Shape, pattern: re.Pattern[str], text: str) -> list[tuple[str, int, int]]:
+    out: list[tuple[str, int, int]] = []
     for m in bounded_finditer(pattern, text):
         token = m.group()
         if shape is Shape.SHA and not _looks_like_hash(token):
