@@ -14,7 +14,6 @@ import ast
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import TranscriptError
@@ -114,16 +113,29 @@ def transcript_digest(transcript: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
-@dataclass(frozen=True)
 class _RawMessage:
-    role: str
-    text: str
-    calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str = ""
-    is_error: bool = False
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    name: str = ""
-    """The speaker's name on a user or assistant message (OpenAI's `name`)."""
+    """One message of the transcript, as read. A plain class, not a dataclass: compiled,
+    its `__init__` is native, where a dataclass's is generated Python (a frozen one
+    calling `object.__setattr__` per field), and one is made for every message."""
+
+    __slots__ = ("calls", "is_error", "name", "role", "text", "tool_call_id")
+
+    def __init__(
+        self,
+        role: str,
+        text: str,
+        calls: tuple[ToolCall, ...],
+        tool_call_id: str,
+        is_error: bool,
+        name: str,
+    ) -> None:
+        self.role = role
+        self.text = text
+        self.calls = calls
+        self.tool_call_id = tool_call_id
+        self.is_error = is_error
+        self.name = name
+        """The speaker's name on a user or assistant message (OpenAI's `name`)."""
 
 
 def _parse_message(index: int, raw: Any) -> _RawMessage:

@@ -23,10 +23,10 @@ without ids answer them in order.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from .answer_tools import delivered_answer, with_answer_calls
@@ -88,15 +88,20 @@ def extend_fingerprints(start: bytes, messages: Iterable[ChatMessage]) -> list[b
     current = start
     out = [current]
     for m in messages:
-        h = hashlib.blake2b(current, digest_size=16)
-        h.update(m.role.encode())
-        h.update(b"\x00")
-        h.update(m.text.strip().encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-        h.update("\x1f".join(f"{p.call_id}\x1e{p.name}" for p in m.tool_calls).encode())
-        h.update(b"\x00")
-        h.update(m.tool_call_id.encode())
-        current = h.digest()
+        # One buffer hashed at once: the digest of a stream is that of its concatenation.
+        data = b"".join(
+            (
+                current,
+                m.role.encode(),
+                b"\x00",
+                m.text.strip().encode("utf-8", "surrogatepass"),
+                b"\x00",
+                "\x1f".join(f"{p.call_id}\x1e{p.name}" for p in m.tool_calls).encode(),
+                b"\x00",
+                m.tool_call_id.encode(),
+            )
+        )
+        current = hashlib.blake2b(data, digest_size=16).digest()
         out.append(current)
     return out
 
@@ -234,7 +239,12 @@ def _turn_started_before(turns: Sequence[tuple[LlmStep, ...]], start: int) -> in
 
 def turn_id_for(tenant: str, trace_id: str, user_index: int, user_text: str) -> str:
     """The turn's stable id: the same turn gets the same id on replay or restart."""
-    key = json.dumps([tenant, trace_id, user_index, user_text], ensure_ascii=False)
+    # The text of `json.dumps([tenant, trace_id, user_index, user_text], ensure_ascii=False)`,
+    # written without building an encoder for each turn.
+    key = (
+        f"[{encode_basestring(tenant)}, {encode_basestring(trace_id)}, {user_index},"
+        f" {encode_basestring(user_text)}]"
+    )
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
@@ -247,7 +257,7 @@ def build_turn(spans: TurnSpans) -> Turn:
     May raise `TranscriptError` when the messages do not form a readable conversation.
     """
     thread = main_thread(spans.steps)
-    final = final_step(spans.steps)
+    final = thread[-1] if thread else None  # final_step(spans.steps), from the same thread
     agent = spans.agent
     anonymous: frozenset[str] = frozenset()
     if final is not None:

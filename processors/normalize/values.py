@@ -113,6 +113,10 @@ def _skip_space(text: str, position: int) -> int:
     return position
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""What `json.dumps(value, ensure_ascii=False, default=str)` builds for every call."""
+
+
 def as_text(value: Any) -> str:
     """A value as text: strings as they are, None as "", anything else as JSON."""
     if value is None:
@@ -122,7 +126,7 @@ def as_text(value: Any) -> str:
     if isinstance(value, bytes | bytearray):
         return bytes(value).decode("utf-8", "replace")
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError):
         pass
     try:
