@@ -59,7 +59,11 @@ def lowered(text: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
-_CLAUSE_BREAK = re.compile(r"[,;:—–()\[\]\n]|\s-\s|，|：|、|\bbut\b|\baber\b|但是?|\bwhile\b")
+# "but", "aber", "while" as a first letter and a lookbehind for the word start (not
+# "\bbut\b"): every branch then opens on a character, so `re` skips to those characters.
+_CLAUSE_BREAK = re.compile(
+    r"[,;:—–()\[\]\n]|\s-\s|，|：|、|b(?<!\wb)ut\b|a(?<!\wa)ber\b|但是?|w(?<!\ww)hile\b"
+)
 
 
 def clause_prefix(text: str, position: int, *, limit: int = 80) -> str:

@@ -27,17 +27,23 @@ from ..text import clause_prefix
 from .base import finding
 
 # Tool citations, matched on the lower-cased reply (names are then cut from the original).
+# A leading word is written as its first letter and a lookbehind for the word start
+# ("m(?<!\wm)y" for "\bmy"): the pattern then opens on a character, so `re` skips ahead to
+# it instead of trying every position of the reply.
 _NAME = r"`?(?P<name>[a-z_][\w.\-:/]*[\w])`?"
 _TOOL_CITATIONS = [
     re.compile(rf"\(\s*via\s+{_NAME}(?:[^()\n]{{0,80}})\)"),
     re.compile(
-        rf"\b(?:i|we)\s+(?:have\s+|just\s+|then\s+)?(?:used|called|invoked|ran|queried|"
+        rf"(?:i(?<!\wi)|w(?<!\ww)e)\s+(?:have\s+|just\s+|then\s+)?(?:used|called|invoked|ran|queried|"
         rf"consulted)\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function|api|command|endpoint))?"
     ),
-    re.compile(rf"\bmy\s+{_NAME}\s+(?:tool\s+)?(?:call|query|lookup|request|invocation)\b"),
-    re.compile(rf"\busing\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function))\b"),
-    re.compile(rf"\b(?:mit|über|per)\s+(?:dem\s+)?{_NAME}(?P<tool>[- ](?:tool|werkzeug))\b"),
-    re.compile(rf"\bmein(?:em|en)?\s+{_NAME}[- ]?(?:aufruf|call|tool-call)\b"),
+    re.compile(rf"m(?<!\wm)y\s+{_NAME}\s+(?:tool\s+)?(?:call|query|lookup|request|invocation)\b"),
+    re.compile(rf"u(?<!\wu)sing\s+(?:the\s+)?{_NAME}(?P<tool>\s+(?:tool|function))\b"),
+    re.compile(
+        rf"(?:m(?<!\wm)it|ü(?<!\wü)ber|p(?<!\wp)er)\s+(?:dem\s+)?{_NAME}"
+        r"(?P<tool>[- ](?:tool|werkzeug))\b"
+    ),
+    re.compile(rf"m(?<!\wm)ein(?:em|en)?\s+{_NAME}[- ]?(?:aufruf|call|tool-call)\b"),
     re.compile(rf"(?:使用|调用)了?\s*{_NAME}\s*(?P<tool>工具|接口|函数)?"),
 ]
 # Words each citation pattern cannot match without, in the same order.
@@ -96,7 +102,7 @@ _CUE_WINDOW = 40
 # before it carries its marker "[2]", else it is an item of a link list.
 _FOOTNOTE = re.compile(r"\s*\[\d+\]")
 _NUMBERED = re.compile(r"\s*(\d+)[.)]\s")
-_SOURCE_ID = re.compile(r"(?<![\w-])src_\d{2,}(?![\w-])")
+_SOURCE_ID = re.compile(r"src_(?<![\w-]src_)\d{2,}(?![\w-])")
 
 
 @dataclass(frozen=True)
