@@ -40,7 +40,7 @@ import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from .joins import JOIN_SLACK_SECONDS, NO_JOIN, CallTime, JoinIndex, JoinKeys, join_keys
@@ -91,38 +91,67 @@ class PriorVerdict:
         return (PriorVerdict, (self.tenant, self.turn_id, self.version, self.span_ids))
 
 
-@dataclass
+# The records below are plain classes rather than dataclasses: compiled, their `__init__`
+# is native, where a dataclass's is generated Python, and one is made per span or turn.
+
+
 class _Member:
-    trace_id: str
-    span_id: str
-    parent_span_id: str
-    value: NormalizedSpan | None
-    start_ns: int
-    end_ns: int
-    service: str
+    __slots__ = ("end_ns", "parent_span_id", "service", "span_id", "start_ns", "trace_id", "value")
+
+    def __init__(
+        self,
+        trace_id: str,
+        span_id: str,
+        parent_span_id: str,
+        value: NormalizedSpan | None,
+        start_ns: int,
+        end_ns: int,
+        service: str,
+    ) -> None:
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.parent_span_id = parent_span_id
+        self.value = value
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+        self.service = service
 
 
-@dataclass
 class _Group:
-    gid: int
-    tenant: str
-    first_seen: float
-    last_seen: float
-    members: dict[_SpanKey, _Member] = field(default_factory=dict)
-    traces: set[str] = field(default_factory=set)
-    join_keys: set[bytes] = field(default_factory=set)
-    agent_traces: set[str] = field(default_factory=set)
-    """Traces of the group that hold an agent span: turns of their own, never joined."""
-    ready: bool | None = None
-    """Cached readiness; None after a change."""
+    __slots__ = (
+        "agent_traces",
+        "first_seen",
+        "gid",
+        "join_keys",
+        "last_seen",
+        "members",
+        "ready",
+        "tenant",
+        "traces",
+    )
+
+    def __init__(self, gid: int, tenant: str, first_seen: float, last_seen: float) -> None:
+        self.gid = gid
+        self.tenant = tenant
+        self.first_seen = first_seen
+        self.last_seen = last_seen
+        self.members: dict[_SpanKey, _Member] = {}
+        self.traces: set[str] = set()
+        self.join_keys: set[bytes] = set()
+        self.agent_traces: set[str] = set()
+        """Traces of the group that hold an agent span: turns of their own, never joined."""
+        self.ready: bool | None = None
+        """Cached readiness; None after a change."""
 
 
-@dataclass(frozen=True)
 class _Part:
     """One turn's share of a group, before it is built."""
 
-    spans: TurnSpans
-    members: tuple[_Member, ...]
+    __slots__ = ("members", "spans")
+
+    def __init__(self, spans: TurnSpans, members: tuple[_Member, ...]) -> None:
+        self.spans = spans
+        self.members = members
 
 
 class TurnAssembler:
@@ -263,10 +292,12 @@ class TurnAssembler:
         )
         for gid in quiet:
             group = self._groups[gid]
+            parts: list[_Part] | None = None
             if group.ready is None:
-                group.ready = self._is_ready(group)
+                parts = self._partition(group)
+                group.ready = self._is_ready(parts)
             if group.ready:
-                out.extend(self._complete(group))
+                out.extend(self._complete(group, parts))  # the group is as it was partitioned
         return out
 
     def flush_all(self) -> list[AssembledTurn]:
@@ -408,16 +439,18 @@ class TurnAssembler:
 
     # --- completion --------------------------------------------------------------------
 
-    def _is_ready(self, group: _Group) -> bool:
-        parts = self._partition(group)
+    @staticmethod
+    def _is_ready(parts: list[_Part]) -> bool:
         if not parts:
             return False  # no root yet (only tool spans): wait for it, up to max wait
         return all(p.spans.agent is not None or not awaits_tools(p.spans.steps) for p in parts)
 
-    def _complete(self, group: _Group) -> list[AssembledTurn]:
+    def _complete(self, group: _Group, parts: list[_Part] | None = None) -> list[AssembledTurn]:
+        """Build the group's turns (from `parts` when its partition is at hand)."""
         out: list[AssembledTurn] = []
         taken: set[str] = set()
-        parts = self._partition(group)
+        if parts is None:
+            parts = self._partition(group)
         if not parts and any(m.value is not None for m in group.members.values()):
             self._count("no_turn_root")  # tool spans whose LLM calls never arrived
         for part in parts:
@@ -572,12 +605,14 @@ def _one_per_execution(owned: list[_Member]) -> tuple[ToolExecution, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
 class _Scopes:
-    agents: tuple[_SpanKey, ...]
-    """Outermost agent spans, each the root of one turn."""
-    owner: dict[_SpanKey, _SpanKey]
-    """Span -> the outermost agent whose subtree holds it (agents own themselves)."""
+    __slots__ = ("agents", "owner")
+
+    def __init__(self, agents: tuple[_SpanKey, ...], owner: dict[_SpanKey, _SpanKey]) -> None:
+        self.agents = agents
+        """Outermost agent spans, each the root of one turn."""
+        self.owner = owner
+        """Span -> the outermost agent whose subtree holds it (agents own themselves)."""
 
 
 def _agent_scopes(members: Mapping[_SpanKey, _Member]) -> _Scopes:

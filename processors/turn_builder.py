@@ -471,15 +471,11 @@ def _transcript_messages(step: LlmStep) -> list[dict[str, Any]]:
 def _output_message(step: LlmStep) -> dict[str, Any]:
     outputs = [m for m in step.output_messages if m.role == "assistant"]
     # Some conventions split one answer into a text message and a tool-call message.
-    merged = ChatMessage(
-        role="assistant",
-        text="\n".join(m.text for m in outputs if m.text),
-        tool_calls=tuple(p for m in outputs for p in m.tool_calls),
-        name=_first(m.name for m in outputs),
+    return _assistant_message(
+        "\n".join(m.text for m in outputs if m.text),
+        _first(m.name for m in outputs),
+        [p for m in outputs for p in m.tool_calls],
     )
-    reply = _openai_message(merged)
-    assert reply is not None
-    return reply
 
 
 ANONYMOUS_CALL_PREFIX = "unidentified-call-"
@@ -508,18 +504,22 @@ def _openai_message(m: ChatMessage) -> dict[str, Any] | None:
     if m.role not in _ROLES:
         return None
     if m.role == "assistant":
-        out: dict[str, Any] = {"role": "assistant", "content": m.text or None}
-        if m.name:
-            out["name"] = m.name
-        calls = [_openai_call(p) for p in m.tool_calls if p.name]
-        if calls:
-            out["tool_calls"] = calls
-        return out
+        return _assistant_message(m.text, m.name, m.tool_calls)
     if m.role == "tool":
         return _tool_message(m)
-    out = {"role": m.role, "content": m.text}
+    out: dict[str, Any] = {"role": m.role, "content": m.text}
     if m.name and m.role == "user":
         out["name"] = m.name
+    return out
+
+
+def _assistant_message(text: str, name: str, parts: Iterable[ToolCallPart]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if name:
+        out["name"] = name
+    calls = [_openai_call(p) for p in parts if p.name]
+    if calls:
+        out["tool_calls"] = calls
     return out
 
 
