@@ -29,6 +29,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from .model import ToolCall, ToolDefinition
@@ -130,17 +131,28 @@ def record_keywords(tools: Iterable[str], verb: str) -> tuple[str, ...]:
 
 def call_kind(call: ToolCall, tools: Iterable[ToolDefinition] | None) -> CallKind:
     """Which kind of call this is (see the module docstring)."""
-    name = call.name.lower()
-    if _CODE_KEYS.intersection(k.lower() for k in call.arguments) or _EXECUTOR.search(name):
+    if _CODE_KEYS.intersection(k.lower() for k in call.arguments):
         return "executor"
-    if _DELEGATION.search(name):
-        return "delegation"
+    by_name, otherwise = _kinds_by_name(call.name)
+    if by_name is not None:
+        return by_name
     description = next((t.description for t in tools or () if t.name == call.name), "")
     if description and _DELEGATION_DESCRIPTION.search(description):
         return "delegation"
-    if _BROWSER.search(name):
-        return "browser"
-    return "named"
+    return otherwise
+
+
+@lru_cache(maxsize=4096)
+def _kinds_by_name(name: str) -> tuple[CallKind | None, CallKind]:
+    """What the name alone says: the kind it decides before the tool's description is
+    read (or None), and the kind when the description does not say delegation either.
+    Memoised: a turn asks several times per call, and tool names repeat across turns."""
+    lower = name.lower()
+    if _EXECUTOR.search(lower):
+        return "executor", "executor"
+    if _DELEGATION.search(lower):
+        return "delegation", "delegation"
+    return None, "browser" if _BROWSER.search(lower) else "named"
 
 
 def reach(call: ToolCall, tools: Iterable[ToolDefinition] | None) -> Reach | None:

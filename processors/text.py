@@ -42,12 +42,28 @@ def sentence_around(text: str, position: int) -> Sentence:
     """The sentence containing `position`, found by looking at most SENTENCE_WINDOW
     characters either way, so the cost per lookup is bounded whatever the text's length."""
     low = max(0, position - SENTENCE_WINDOW)
-    start = low
-    for before in _TERMINATOR.finditer(text, low, position):
-        start = before.end()
+    start = _after_last_terminator(text, low, position)
     after = _TERMINATOR.search(text, position, position + SENTENCE_WINDOW)
     end = after.end() if after else min(len(text), position + SENTENCE_WINDOW)
     return Sentence(text[start:end], start, end)
+
+
+def _after_last_terminator(text: str, low: int, position: int) -> int:
+    """The end of the last `_TERMINATOR` match in text[low:position], else `low`.
+
+    Every match is one character, so the last one is the rightmost terminator: found from
+    the right with `rfind` instead of running the pattern over the whole window. A stop
+    counts when whitespace follows it or it stands at `position` (the `$` of the pattern,
+    which `finditer(text, low, position)` sees there)."""
+    last = max(text.rfind(mark, low, position) for mark in "。！？；\n")
+    for mark in ".!?":
+        at = text.rfind(mark, low, position)
+        while at > last:
+            if at + 1 == position or text[at + 1].isspace():
+                last = at
+                break
+            at = text.rfind(mark, low, at)
+    return last + 1 if last >= 0 else low
 
 
 def lowered(text: str) -> str:

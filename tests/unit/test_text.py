@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 import pytest
 
 from factledger.processors.claim_rules import load_claim_rules
-from factledger.processors.text import PhraseMatcher
+from factledger.processors.text import _TERMINATOR, SENTENCE_WINDOW, PhraseMatcher, sentence_around
 from factledger.processors.validators.mirror import _TRIGGERS
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
@@ -102,3 +102,22 @@ def test_agrees_with_reading_word_by_word() -> None:
                 assert list(matcher.finditer(text, limit)) == list(
                     word_by_word(phrases, text, limit)
                 ), text
+
+
+def test_sentence_starts_where_the_last_terminator_ends() -> None:
+    """The start `sentence_around` finds from the right is the end of the last terminator
+    match a scan of the window from the left finds."""
+    pieces = [*"ab .!?。！？；\n\t\u00a0x", "v1.2", "e.g.", "...", "?!"]
+    rng = random.Random(3)
+    for _ in range(3_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        for position in range(len(text) + 1):
+            low = max(0, position - SENTENCE_WINDOW)
+            ends = [m.end() for m in _TERMINATOR.finditer(text, low, position)]
+            assert sentence_around(text, position).start == (ends[-1] if ends else low), text
+
+
+def test_sentence_around_in_a_reply() -> None:
+    reply = "Done. I pushed v1.2 to main!\nNext step?"
+    assert sentence_around(reply, reply.index("pushed")).text == " I pushed v1.2 to main!"
+    assert sentence_around(reply, reply.index("step")).text == "Next step?"
