@@ -61,7 +61,7 @@ _SpanKey: TypeAlias = tuple[str, str]  # (trace id, span id)
 _TraceKey: TypeAlias = tuple[str, str]  # (tenant, trace id)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class AssembledTurn:
     """A turn ready to be judged. `version` is 1 for the first verdict and counts up each
     time late spans change the turn. `span_ids` are the turn's spans, sorted."""
@@ -73,6 +73,25 @@ class AssembledTurn:
     ended_at_ns: int
     tenant: str
     service: str
+
+    # Spelled out so that mypyc compiles it (see processors/normalize/base.py).
+    def __init__(
+        self,
+        turn: Turn,
+        version: int,
+        span_ids: tuple[str, ...],
+        started_at_ns: int,
+        ended_at_ns: int,
+        tenant: str,
+        service: str,
+    ) -> None:
+        object.__setattr__(self, "turn", turn)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "span_ids", span_ids)
+        object.__setattr__(self, "started_at_ns", started_at_ns)
+        object.__setattr__(self, "ended_at_ns", ended_at_ns)
+        object.__setattr__(self, "tenant", tenant)
+        object.__setattr__(self, "service", service)
 
 
 @dataclass(frozen=True)

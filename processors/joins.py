@@ -51,7 +51,7 @@ MIN_JOIN_CALL_ID = 12
 """Tool call ids shorter than this are not trusted to be unique across traces."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class JoinKeys:
     lookups: tuple[bytes, ...]
     """Keys under which an earlier call of the same turn would be registered, the most
@@ -63,17 +63,39 @@ class JoinKeys:
     group offering one of them holds a twin of this call, and then nothing tells which
     of the two sessions a later call continues (`JoinIndex.find`)."""
 
+    # Spelled out so that mypyc compiles it (see processors/normalize/base.py).
+    def __init__(
+        self,
+        lookups: tuple[bytes, ...],
+        registrations: tuple[bytes, ...],
+        identity: tuple[bytes, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "lookups", lookups)
+        object.__setattr__(self, "registrations", registrations)
+        object.__setattr__(self, "identity", identity)
+
 
 NO_JOIN = JoinKeys((), ())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class CallTime:
     """When a call ran (span times, 0 when unknown) and when the assembler saw it."""
 
     start_ns: int
     end_ns: int
     seen: float
+
+    # Spelled out so that mypyc compiles it (see processors/normalize/base.py).
+    def __init__(
+        self,
+        start_ns: int,
+        end_ns: int,
+        seen: float,
+    ) -> None:
+        object.__setattr__(self, "start_ns", start_ns)
+        object.__setattr__(self, "end_ns", end_ns)
+        object.__setattr__(self, "seen", seen)
 
 
 def join_keys(tenant: str, service: str, step: LlmStep, *, by_call_id: bool = True) -> JoinKeys:

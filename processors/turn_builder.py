@@ -40,7 +40,7 @@ from .transcript import turn_from_transcript
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TurnSpans:
     """The normalized spans of one turn, with the ids only the assembler knows.
 
@@ -60,6 +60,27 @@ class TurnSpans:
     peer_agents: tuple[AgentInvocation, ...] = ()
     """The other outermost agent spans of the turn's trace: agents of the same run that
     are turns of their own (each speaker of an AutoGen group chat)."""
+
+    # Spelled out so that mypyc compiles it (see processors/normalize/base.py).
+    def __init__(
+        self,
+        steps: tuple[LlmStep, ...] = (),
+        tools: tuple[ToolExecution, ...] = (),
+        agent: AgentInvocation | None = None,
+        tenant: str = "default",
+        trace_id: str = "",
+        service: str = "",
+        inner_agents: tuple[AgentInvocation, ...] = (),
+        peer_agents: tuple[AgentInvocation, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "tools", tools)
+        object.__setattr__(self, "agent", agent)
+        object.__setattr__(self, "tenant", tenant)
+        object.__setattr__(self, "trace_id", trace_id)
+        object.__setattr__(self, "service", service)
+        object.__setattr__(self, "inner_agents", inner_agents)
+        object.__setattr__(self, "peer_agents", peer_agents)
 
 
 # --- which calls form a turn -----------------------------------------------------------
