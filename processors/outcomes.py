@@ -198,7 +198,25 @@ def _is_envelope(lowered: dict[str, Any]) -> bool:
     return wrappers > 0
 
 
+_SIGNAL_KEYS = frozenset(
+    (
+        *_ERROR_KEYS,
+        *_ERROR_DESCRIPTOR,
+        "ok",
+        "success",
+        "succeeded",
+        *_FAILED_FLAGS,
+        "status",
+        *_HTTP_STATUS_KEYS,
+        *_NESTED_HTTP_STATUS_KEYS,
+    )
+)
+"""Every key `_marks_error` reads: an object with none of them marks no error."""
+
+
 def _marks_error(lowered: dict[str, Any], *, top: bool) -> bool:
+    if _SIGNAL_KEYS.isdisjoint(lowered):
+        return False  # most records: one set test instead of a dozen lookups
     for key in _ERROR_KEYS:
         value = lowered.get(key)
         if value not in (None, "", False, [], {}, 0):

@@ -55,7 +55,11 @@ def _after_last_terminator(text: str, low: int, position: int) -> int:
     the right with `rfind` instead of running the pattern over the whole window. A stop
     counts when whitespace follows it or it stands at `position` (the `$` of the pattern,
     which `finditer(text, low, position)` sees there)."""
-    last = max(text.rfind(mark, low, position) for mark in "。！？；\n")
+    last = -1
+    for mark in "。！？；\n":
+        found = text.rfind(mark, low, position)
+        if found > last:
+            last = found
     for mark in ".!?":
         at = text.rfind(mark, low, position)
         while at > last:

@@ -46,6 +46,7 @@ PIECES = [
     "#48213",
     "credit_card_9513926",
     "ord_12345",
+    "inv_123",
     "cus_9fQ2xL7a",
     "HelloWorld",
     "MyClass2Name",
@@ -100,3 +101,11 @@ def test_shapes_and_names_in_a_reply() -> None:
         ("OPS-4821", "key"),
     ]
     assert [n.text for n in code_names(reply)] == ["src/app.py", "HelloWorld"]
+
+
+def test_every_uuid_and_snake_record_holds_its_hint() -> None:
+    for sample in corpus(13, 6_000):
+        if identifiers._UUID.search(sample):
+            assert identifiers._UUID_HINT.search(sample), sample
+        if identifiers._SNAKE_RECORD.search(sample):
+            assert identifiers._SNAKE_RECORD_HINT.search(sample), sample
