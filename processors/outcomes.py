@@ -37,13 +37,13 @@ does not fail by the exit code of the record it returned.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from functools import lru_cache
 from typing import Any
 
 from .call_reach import call_kind
 from .model import ToolCall
+from .normalize import json_text
 
 _ERROR_KEYS = ("error", "error_code", "errors", "error_message", "exception", "fault")
 _ERROR_DESCRIPTOR = ("error_type", "error_details")
@@ -136,7 +136,7 @@ def _structured(text: str) -> Any:
     if text[0] not in "{[":
         return _TEXT
     try:
-        return json.loads(text)
+        return json_text.loads(text)  # json.loads's answers, about three times faster
     except (ValueError, RecursionError):
         pass
     if len(text) > MAX_LITERAL_CHARS:
@@ -152,7 +152,7 @@ def _payload_is_error(payload: Any, depth: int, *, top: bool) -> bool:
     envelope that is), so its status fields are the call's outcome."""
     if not isinstance(payload, dict):
         return False
-    lowered = {str(k).lower(): v for k, v in payload.items()}
+    lowered = {(k if type(k) is str else str(k)).lower(): v for k, v in payload.items()}
     if _marks_error(lowered, top=top):
         return True
     if depth >= MAX_WRAPPER_DEPTH:
@@ -212,19 +212,22 @@ _SIGNAL_KEYS = frozenset(
     )
 )
 """Every key `_marks_error` reads: an object with none of them marks no error."""
+_EMPTY: tuple[Any, ...] = (None, "", False, [], {}, 0)
+"""Values that mark nothing (built once: a literal holding `[]` and `{}` is built anew at
+every test). Never changed."""
 
 
 def _marks_error(lowered: dict[str, Any], *, top: bool) -> bool:
     if _SIGNAL_KEYS.isdisjoint(lowered):
         return False  # most records: one set test instead of a dozen lookups
     for key in _ERROR_KEYS:
-        value = lowered.get(key)
-        if value not in (None, "", False, [], {}, 0):
+        if lowered.get(key) not in _EMPTY:
             return True
-    if all(lowered.get(key) not in (None, "", False, [], {}, 0) for key in _ERROR_DESCRIPTOR):
+    if all(lowered.get(key) not in _EMPTY for key in _ERROR_DESCRIPTOR):
         return True
     for key in ("ok", "success", "succeeded"):
-        if lowered.get(key) is False or str(lowered.get(key)).lower() == "false":
+        flag = lowered.get(key)
+        if flag is not None and (flag is False or str(flag).lower() == "false"):
             return True
     if any(lowered.get(key) is True for key in _FAILED_FLAGS):
         return True
@@ -307,7 +310,7 @@ def exit_status(text: str) -> int | None:
 
 def _exit_key(payload: dict[Any, Any], *, top: bool = True) -> int | None:
     """An exit key at the top of a structured result, or of the object an envelope wraps."""
-    lowered = {str(k).lower(): v for k, v in payload.items()}
+    lowered = {(k if type(k) is str else str(k)).lower(): v for k, v in payload.items()}
     for key in _EXIT_KEYS:
         value = lowered.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -331,7 +334,7 @@ def _traceback_is_output(text: str) -> bool:
     empty."""
     payload = structured_payload(text)
     if isinstance(payload, dict):
-        lowered = {str(k).lower(): v for k, v in payload.items()}
+        lowered = {(k if type(k) is str else str(k)).lower(): v for k, v in payload.items()}
         stderr, stdout = lowered.get("stderr"), lowered.get("stdout")
         return (
             isinstance(stderr, str)

@@ -377,3 +377,38 @@ def _run(result: str, name: str = "execute_code") -> ToolCall:
 )
 def test_code_run_outcome_is_its_exit_status(call, failed):
     assert call_failed(call) is failed
+
+
+@pytest.mark.parametrize(
+    ("text", "failed"),
+    [
+        ('{"ok": null, "status": "done"}', False),
+        ('{"Ok": "FALSE"}', True),
+        ('{"success": "false", "items": []}', True),
+        ('{"error": {}, "errors": [], "fault": 0, "exception": ""}', False),
+        ('{"error": 0.0, "error_message": false}', False),
+        ('{"error_type": "timeout", "error_details": "no answer in 30s"}', True),
+        ('{"error_type": "timeout", "error_details": ""}', False),
+        ('{"status": "failed", "elapsed": NaN}', True),  # JSON that only json.loads reads
+        ('{"status": "failed", "note": "\\ud800"}', True),
+        ('{"order": 123456789012345678901234567890, "status": "shipped"}', False),
+        ("{1: 'first', 'OK': False}", True),  # a Python literal with a key that is no str
+        ('{"order_id": "A1", "carrier": "UPS"}', False),  # no field that marks anything
+    ],
+    ids=[
+        "ok-null",
+        "ok-false-text",
+        "success-false-text",
+        "empty-error-fields",
+        "zero-and-false-error-fields",
+        "error-descriptor",
+        "half-an-error-descriptor",
+        "nan",
+        "lone-surrogate",
+        "big-integer",
+        "python-literal",
+        "plain-record",
+    ],
+)
+def test_outcome_fields_of_a_result_object(text: str, failed: bool) -> None:
+    assert result_is_error(text) is failed
