@@ -674,8 +674,11 @@ def _same_tool(called: str, executed: str) -> bool:
     return called == executed or _function_name(called) == _function_name(executed)
 
 
+_NOT_NAME_CHARS = re.compile(r"[^0-9a-z]+")
+
+
 def _function_name(name: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
+    return _NOT_NAME_CHARS.sub("_", name.casefold()).strip("_")
 
 
 def _framework_written(calls: list[ToolCall], steps: Sequence[LlmStep]) -> list[ToolCall]:
