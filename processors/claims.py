@@ -19,7 +19,7 @@ from .claim_rules import ClaimRule, ClaimRules, alternation
 from .code_regions import inside
 from .limits import MAX_MATCHES_PER_PATTERN, bounded_finditer
 from .text import (
-    PhraseMatcher,
+    PhraseSets,
     Sentence,
     at_sentence_start,
     clause_prefix,
@@ -142,8 +142,8 @@ _GLUED_AFTER = frozenset("_([=")
 class ClaimMatcher:
     """Compiled claim rules; `find(text)` returns every completion claim in order.
 
-    English and German verbs are looked up word by word in the lower-cased text (see
-    `PhraseMatcher`); Chinese phrases and custom patterns are regular expressions.
+    English and German verbs are found in one scan of the lower-cased text (see
+    `PhraseSets`); Chinese phrases and custom patterns are regular expressions.
     """
 
     def __init__(self, rules: ClaimRules) -> None:
@@ -151,8 +151,7 @@ class ClaimMatcher:
         self._en_words = {w: r for r in rules.rules for w in r.en}
         self._de_words = {w: r for r in rules.rules for w in r.de}
         self._zh_words = {w: r for r in rules.rules for w in r.zh}
-        self._en = PhraseMatcher(self._en_words)
-        self._de = PhraseMatcher(self._de_words)
+        self._phrases = PhraseSets(self._en_words, self._de_words)
 
     @cached_property
     def _zh(self) -> re.Pattern[str] | None:
@@ -176,13 +175,14 @@ class ClaimMatcher:
             return not (regions and inside(regions, starts, start)) and not _glued(text, start, end)
 
         claims: list[Claim] = []
-        for start, end, phrase in self._en.finditer(lower, MAX_MATCHES_PER_PATTERN):
+        english, german = self._phrases.find(lower, MAX_MATCHES_PER_PATTERN)
+        for start, end, phrase in english:
             if not prose(start, end):
                 continue
             claim = self._english(text, start, end, self._en_words[phrase])
             if claim is not None:
                 claims.append(claim)
-        for start, end, phrase in self._de.finditer(lower, MAX_MATCHES_PER_PATTERN):
+        for start, end, phrase in german:
             if not prose(start, end):
                 continue
             claim = self._simple(text, start, end, self._de_words[phrase], _DE_BLOCK, window=60)

@@ -193,14 +193,7 @@ class PhraseMatcher:
         for candidates in by_first.values():
             candidates.sort(key=lambda c: len(c[0]), reverse=True)
         self._by_first = by_first
-        # Trie first, no lookbehind: `re` then skips ahead by the set of first letters, and
-        # `finditer` checks the rarer candidates' starts in Python, which makes the scan about
-        # twice as fast. The lookahead refuses an end where `_WORD` would read on.
-        self._first_words = (
-            re.compile(rf"{_trie(sorted(by_first))}(?!{_LETTER}|{_JOIN}{_LETTER})")
-            if by_first
-            else None
-        )
+        self._first_words = _first_words_pattern(by_first)
 
     def finditer(self, lower: str, limit: int = 2_000) -> Iterator[tuple[int, int, str]]:
         """(start, end, phrase) for each phrase in `lower`, at most `limit` of them."""
@@ -212,17 +205,63 @@ class PhraseMatcher:
             # letters and joiners all continue the word it sits in.
             if not _starts_word(lower, m.start()):
                 continue
-            end = m.end()
-            for rest, phrase in self._by_first[m.group()]:
-                stop = end + len(rest)
-                if lower.startswith(rest, end) and not (
-                    stop < len(lower) and lower[stop].isalpha()
-                ):
-                    yield m.start(), stop, phrase
-                    found += 1
-                    break
-            if found >= limit:
-                return
+            stop, phrase = self.phrase_at(lower, m.group(), m.end())
+            if phrase:
+                yield m.start(), stop, phrase
+                found += 1
+                if found >= limit:
+                    return
+
+    def phrase_at(self, lower: str, word: str, end: int) -> tuple[int, str]:
+        """The longest phrase that the whole word `word`, ending at `end`, begins, and where
+        it ends; (end, "") when there is none."""
+        for rest, phrase in self._by_first.get(word, ()):
+            stop = end + len(rest)
+            if lower.startswith(rest, end) and not (stop < len(lower) and lower[stop].isalpha()):
+                return stop, phrase
+        return end, ""
+
+
+class PhraseSets:
+    """Several `PhraseMatcher`s run in one scan of the text: `find` returns, for each set,
+    what its own `PhraseMatcher.finditer` yields (the scan is most of the cost)."""
+
+    def __init__(self, *sets: Iterable[str]) -> None:
+        self._matchers = tuple(PhraseMatcher(phrases) for phrases in sets)
+        self._first_words = _first_words_pattern(
+            {word for matcher in self._matchers for word in matcher._by_first}
+        )
+
+    def find(self, lower: str, limit: int = 2_000) -> list[list[tuple[int, int, str]]]:
+        """(start, end, phrase) of each set's phrases in `lower`, at most `limit` per set."""
+        found: list[list[tuple[int, int, str]]] = [[] for _ in self._matchers]
+        if self._first_words is None:
+            return found
+        for m in self._first_words.finditer(lower):
+            if not _starts_word(lower, m.start()):
+                continue
+            full = True
+            for matcher, out in zip(self._matchers, found, strict=True):
+                if len(out) < limit:
+                    stop, phrase = matcher.phrase_at(lower, m.group(), m.end())
+                    if phrase:
+                        out.append((m.start(), stop, phrase))
+                    full = full and len(out) >= limit
+            if full:
+                break
+        return found
+
+
+def _first_words_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
+    """The first words as one regex trie, or None for none.
+
+    Trie first, no lookbehind: `re` then skips ahead by the set of first letters, and the
+    caller checks the rarer candidates' starts (`_starts_word`) in Python, which makes the
+    scan about twice as fast. The lookahead refuses an end where `_WORD` would read on."""
+    ordered = sorted(words)
+    if not ordered:
+        return None
+    return re.compile(rf"{_trie(ordered)}(?!{_LETTER}|{_JOIN}{_LETTER})")
 
 
 def _is_letter(char: str) -> bool:

@@ -9,7 +9,13 @@ from collections.abc import Iterable, Iterator
 import pytest
 
 from factledger.processors.claim_rules import load_claim_rules
-from factledger.processors.text import _TERMINATOR, SENTENCE_WINDOW, PhraseMatcher, sentence_around
+from factledger.processors.text import (
+    _TERMINATOR,
+    SENTENCE_WINDOW,
+    PhraseMatcher,
+    PhraseSets,
+    sentence_around,
+)
 from factledger.processors.validators.mirror import _TRIGGERS
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
@@ -121,3 +127,20 @@ def test_sentence_around_in_a_reply() -> None:
     reply = "Done. I pushed v1.2 to main!\nNext step?"
     assert sentence_around(reply, reply.index("pushed")).text == " I pushed v1.2 to main!"
     assert sentence_around(reply, reply.index("step")).text == "Next step?"
+
+
+def test_phrase_sets_find_what_each_matcher_finds() -> None:
+    rules = load_claim_rules()
+    english = [w for r in rules.rules for w in r.en]
+    german = [w for r in rules.rules for w in r.de]
+    sets = PhraseSets(english, german, ODD)
+    matchers = [PhraseMatcher(english), PhraseMatcher(german), PhraseMatcher(ODD)]
+    vocabulary = [*english, *german, *ODD]
+    rng = random.Random(5)
+    for _ in range(3_000):
+        text = " ".join(
+            rng.choice(vocabulary) if rng.random() < 0.6 else rng.choice(["x", "-", "1", "a-"])
+            for _ in range(rng.randint(0, 12))
+        ).lower()
+        for limit in (2_000, 1, 2):
+            assert sets.find(text, limit) == [list(m.finditer(text, limit)) for m in matchers]
