@@ -121,16 +121,18 @@ _NOT_KEYS = frozenset(
 )
 _TRAILING = ".,;:!?'\")]}>*_"
 
-# Characters each shape cannot match without; SHAs have none.
-_NEEDLES: dict[Shape, tuple[str, ...]] = {
-    Shape.URL: ("://",),
-    Shape.EMAIL: ("@",),
-    Shape.UUID: ("-",),
-    Shape.KEY: ("-",),
-    Shape.RECORD: ("#", "_"),
+# Characters each shape cannot match without; SHAs have none, records are read by mark
+# ("#" or "_", see `_matches`).
+_NEEDLES: dict[Shape, str] = {
+    Shape.URL: "://",
+    Shape.EMAIL: "@",
+    Shape.UUID: "-",
+    Shape.KEY: "-",
 }
+_PATTERNS = {Shape.EMAIL: _EMAIL, Shape.UUID: _UUID, Shape.SHA: _SHA, Shape.KEY: _KEY}
 
 _PRIORITY = (Shape.URL, Shape.EMAIL, Shape.UUID, Shape.KEY, Shape.RECORD, Shape.SHA)
+_RANK = {shape: i for i, shape in enumerate(_PRIORITY)}
 
 
 def extract_identifiers(text: str) -> list[Identifier]:
@@ -141,15 +143,16 @@ def extract_identifiers(text: str) -> list[Identifier]:
         for shape in _PRIORITY
         for token, start, end in _matches(shape, text)
     ]
-    rank = {shape: i for i, shape in enumerate(_PRIORITY)}
-    keep = non_overlapping([(i.start, i.end, rank[i.shape]) for i in found])
+    if len(found) < 2:
+        return found  # nothing to overlap
+    keep = non_overlapping([(i.start, i.end, _RANK[i.shape]) for i in found])
     return [found[i] for i in keep]
 
 
 def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
-    needles = _NEEDLES.get(shape)
-    if needles is not None and not any(n in text for n in needles):
+    needle = _NEEDLES.get(shape)
+    if needle is not None and needle not in text:
         return out  # a substring test is far cheaper than a scan that cannot match
     if shape is Shape.URL:
         for m in bounded_finditer(_URL, text):
@@ -165,13 +168,7 @@ def _matches(shape: Shape, text: str) -> list[tuple[str, int, int]]:
         return found[:MAX_MATCHES_PER_PATTERN]
     if shape is Shape.UUID and _UUID_HINT.search(text) is None:
         return out
-    pattern = {
-        Shape.EMAIL: _EMAIL,
-        Shape.UUID: _UUID,
-        Shape.SHA: _SHA,
-        Shape.KEY: _KEY,
-    }[shape]
-    return _tokens(shape, pattern, text)
+    return _tokens(shape, _PATTERNS[shape], text)
 
 
 def _tokens(shape: Shape, pattern: re.Pattern[str], text: str) -> list[tuple[str, int, int]]:
