@@ -324,8 +324,10 @@ def described_value_grounded(value: str | int | float, description: str, grounds
     code = str(value).strip()
     if not description or not code or len(code) > 20:
         return False
-    token = re.escape(code.lower())
     text = description.lower()
+    if code.lower() not in text:
+        return False  # both patterns hold the code itself: no pattern to build for it
+    token = re.escape(code.lower())
     # The code may be quoted: "'metric' for Celsius".
     after = re.finditer(rf"(?<![\w.]){token}(?![\w])['\"`]?{_PAIRING}([^,;.()\n]{{1,60}})", text)
     before = re.finditer(rf"([^,;.()\n:=]{{1,60}})(?:\(|{_PAIRING})['\"`]?{token}(?![\w.])", text)

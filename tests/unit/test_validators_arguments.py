@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.grounding import Grounds, described_value_grounded
 from tests.unit.transcripts import Call, chat, kinds_of, tool
 
 KIND = "ungrounded_tool_argument"
@@ -526,3 +527,22 @@ def test_enum_member_is_a_choice_the_user_implied(
     transcript: dict[str, Any], flagged: bool
 ) -> None:
     assert (KIND in kinds_of(transcript)) is flagged
+
+
+@pytest.mark.parametrize(
+    ("value", "description", "grounded"),
+    [
+        (1, "The province, such as 1 for Bangkok, 2 for Chiang Mai.", True),
+        (2, "The province, such as 1 for Bangkok, 2 for Chiang Mai.", False),
+        ("metric", "'metric' for Celsius, 'imperial' for Fahrenheit.", True),
+        ("C", "Units: Bangkok (C)", True),
+        (7, "The province, such as 1 for Bangkok.", False),  # the code is not in it at all
+        ("a.b", "Region axb = Bangkok", False),  # the code is matched as text, not a pattern
+    ],
+    ids=["paired", "paired-with-other-words", "quoted", "in-parentheses", "absent", "dot-literal"],
+)
+def test_a_code_paired_in_the_description(
+    value: str | int, description: str, grounded: bool
+) -> None:
+    grounds = Grounds("find a maid in bangkok, in celsius")
+    assert described_value_grounded(value, description, grounds) is grounded
