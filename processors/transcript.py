@@ -34,6 +34,87 @@ def turn_from_transcript(
 
     Raises `TranscriptError` naming the offending message when the shape is wrong.
     """
+    read = read_transcript(transcript, turn_id=turn_id, conversation_id=conversation_id)
+    return Turn(
+        reply=read.reply,
+        user_message=read.user_message,
+        tool_calls=read.tool_calls,
+        tools=read.tools,
+        context=read.context,
+        history_tool_calls=read.history_tool_calls,
+        user_history=read.user_history,
+        steps=read.steps,
+        system_prompt=read.system_prompt,
+        model=read.model,
+        turn_id=read.turn_id,
+        conversation_id=read.conversation_id,
+        agent=read.agent,
+        participants=read.participants,
+    )
+
+
+class TranscriptTurn:
+    """What a transcript says of its turn: the fields of the `Turn` it gives.
+
+    For a caller that completes the turn with more (the turn builder adds tools, the
+    executions' results and where the spans came from): it makes its `Turn` once, where
+    building one here and replacing fields would make two (a `Turn`'s generated
+    `__init__` runs as interpreted Python, even when called from compiled code)."""
+
+    __slots__ = (
+        "agent",
+        "context",
+        "conversation_id",
+        "history_tool_calls",
+        "model",
+        "participants",
+        "reply",
+        "steps",
+        "system_prompt",
+        "tool_calls",
+        "tools",
+        "turn_id",
+        "user_history",
+        "user_message",
+    )
+
+    def __init__(
+        self,
+        reply: str,
+        user_message: str,
+        tool_calls: tuple[ToolCall, ...],
+        tools: tuple[ToolDefinition, ...] | None,
+        context: tuple[Message, ...],
+        history_tool_calls: tuple[ToolCall, ...],
+        user_history: tuple[str, ...],
+        steps: tuple[str, ...],
+        system_prompt: str,
+        model: str,
+        turn_id: str,
+        conversation_id: str,
+        agent: str,
+        participants: tuple[str, ...],
+    ) -> None:
+        self.reply = reply
+        self.user_message = user_message
+        self.tool_calls = tool_calls
+        self.tools = tools
+        self.context = context
+        self.history_tool_calls = history_tool_calls
+        self.user_history = user_history
+        self.steps = steps
+        self.system_prompt = system_prompt
+        self.model = model
+        self.turn_id = turn_id
+        self.conversation_id = conversation_id
+        self.agent = agent
+        self.participants = participants
+
+
+def read_transcript(
+    transcript: Mapping[str, Any], *, turn_id: str = "", conversation_id: str = ""
+) -> TranscriptTurn:
+    """`turn_from_transcript`'s reading, before it makes the `Turn` (same errors)."""
     if not is_mapping(transcript):
         raise TranscriptError("a transcript must be a JSON object with 'messages'")
     raw_messages = transcript.get("messages")
@@ -79,7 +160,7 @@ def turn_from_transcript(
         if m.role == "assistant"
         for call in _with_results(m.calls, results, 0)
     )
-    return Turn(
+    return TranscriptTurn(
         reply=reply.text,
         user_message=history[-1].text if history else "",
         tool_calls=tuple(tool_calls),

@@ -2,7 +2,7 @@
 
 The latest LLM call of a turn carries its history: the user request, the tool calls and
 the tool results. So the turn is read from that call's input messages plus its output,
-as an OpenAI-style transcript, by `transcript.turn_from_transcript`; tool execution and
+as an OpenAI-style transcript, by `transcript.read_transcript`; tool execution and
 agent spans then enrich it where they exist (their results and error status win).
 
 An LLM call that ends in tool calls is a step of a turn, not a turn. The reply is the
@@ -35,7 +35,7 @@ from .model import ToolCall, ToolDefinition, Turn
 from .normalize.base import AgentInvocation, ChatMessage, LlmStep, ToolCallPart, ToolExecution
 from .nudges import is_framework_nudge
 from .prose_calls import parse_arguments
-from .transcript import turn_from_transcript
+from .transcript import TranscriptTurn, read_transcript
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
@@ -304,37 +304,44 @@ def build_turn(spans: TurnSpans) -> Turn:
     conversation_id = _first(s.conversation_id for s in (final, *thread) if s is not None)
     if not conversation_id and agent is not None:
         conversation_id = agent.conversation_id
-    turn = turn_from_transcript(
+    read = read_transcript(
         {"messages": messages},
         turn_id=turn_id_for(spans.tenant, spans.trace_id, user_index, user_text),
         conversation_id=conversation_id,
     )
     ordered = _by_time(spans.steps)
-    calls = _calls_from_outputs(turn, ordered, thread)
-    calls = _with_executions(calls, spans.tools, thread, len(turn.steps), anonymous)
+    calls = _calls_from_outputs(read, ordered, thread)
+    calls = _with_executions(calls, spans.tools, thread, len(read.steps), anonymous)
     calls = _framework_written(calls, spans.steps)
     agent_name = (
         _agent_name(agent, spans.inner_agents, _first_started(spans.steps))
         or _first(s.agent_name for s in reversed(ordered))
-        or turn.agent
+        or read.agent
     )
-    return replace(
-        turn,
-        tool_calls=with_answer_calls(calls, turn.reply, len(turn.steps) - 1),
-        history_tool_calls=with_answer_calls(turn.history_tool_calls, "", -1),
+    return Turn(
+        reply=read.reply,
+        user_message=read.user_message,
+        tool_calls=with_answer_calls(calls, read.reply, len(read.steps) - 1),
         tools=_with_agent_tools(_tools(final, ordered, agent), (agent, *spans.inner_agents)),
+        context=read.context,
+        history_tool_calls=with_answer_calls(read.history_tool_calls, "", -1),
+        user_history=read.user_history,
+        steps=read.steps,
+        system_prompt=read.system_prompt,
         model=_first(s.model for s in (final, *reversed(ordered)) if s is not None)
         or (agent.model if agent is not None else ""),
         provider=_first(s.provider for s in (final, *reversed(ordered)) if s is not None),
         tenant=spans.tenant,
         trace_id=spans.trace_id,
+        turn_id=read.turn_id,
+        conversation_id=read.conversation_id,
         service=spans.service,
         agent=agent_name,
         participants=participants(
             agent_name,
             named=_named_speakers(messages),
             ran_beside=_agents_beside(agent, spans),
-            calls=(*calls, *turn.history_tool_calls),
+            calls=(*calls, *read.history_tool_calls),
         ),
     )
 
@@ -562,7 +569,7 @@ def _openai_call(part: ToolCallPart) -> dict[str, Any]:
 
 
 def _calls_from_outputs(
-    turn: Turn, ordered: Sequence[LlmStep], thread: Sequence[LlmStep]
+    turn: TranscriptTurn, ordered: Sequence[LlmStep], thread: Sequence[LlmStep]
 ) -> list[ToolCall]:
     """The transcript's calls, plus calls that other calls of the turn requested but the
     final call's history does not carry (side calls, or a framework that trims history)."""
