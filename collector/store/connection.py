@@ -13,10 +13,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from clickhouse_connect.driver import options as driver_options
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError, OperationalError
 
 from .config import StoreConfig
+
+# The driver imports pandas at the first insert only to ask whether the rows are a
+# DataFrame; the store never passes one, nor asks for one back. Saying pandas is absent
+# keeps it out of the service: about 67 MiB of resident memory and 0.3 s of CPU at start.
+# (A module global the driver resolves lazily; one already resolved is left as it is.)
+driver_options.__dict__.setdefault("pd", None)
+driver_options.__dict__.setdefault("pd_time_test", None)
 
 INSERT_CHUNK_ROWS = 50_000
 """Rows per INSERT at most: bounds one request's memory; batches below it go in whole."""
