@@ -50,6 +50,7 @@ from factledger.collector.quarantine import MAX_QUARANTINED
 from factledger.collector.redaction import Redactor
 from factledger.collector.routing import Router
 from factledger.collector.store import Store, StoreError
+from factledger.collector.thread_names import named
 from factledger.collector.wal import WalUnavailable, WriteAheadLog
 from factledger.processors.assembler import PriorVerdict
 from factledger.processors.runner import ValidationRunner
@@ -384,7 +385,9 @@ class Pipeline:
         if self._worker_config is not None:
             threads.append((self._watch_worker, "worker-watch"))
         for target, name in threads:
-            thread = threading.Thread(target=target, name=f"factledger-{name}", daemon=True)
+            thread = threading.Thread(
+                target=named(name, target), name=f"factledger-{name}", daemon=True
+            )
             thread.start()
             self._threads.append(thread)
         self._ready.set()
