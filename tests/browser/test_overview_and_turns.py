@@ -298,7 +298,7 @@ def close(a: tuple[int, int, int], b: tuple[int, int, int], tolerance: int = 6) 
 def test_turns_table_pages_past_the_first_page(
     page: Page, dashboard: str, seeded: ServiceProcess, screenshot: Any
 ) -> None:
-    every = api(seeded, "/turns", limit=1)["total"]
+    every = _settled_total(seeded)
     size = turns.PAGE_SIZES[0]
     assert every > 2 * size, "the seeded traffic fills fewer than three pages"
     last = -(-every // size)
@@ -319,7 +319,8 @@ def test_turns_table_pages_past_the_first_page(
         page.get_by_text(f"{every:,} turns match; showing {first_shown}–{every}")
     ).to_be_visible()
     settled(page)
-    expected = _turn_at(seeded, first_shown - 1, counted=every)
+    expected = api(seeded, "/turns", limit=1, offset=first_shown - 1)["turns"][0]
+    assert api(seeded, "/turns", limit=1)["total"] == every, "turns arrived meanwhile"
     times = grid_cells(page, header_index(page, "time (UTC)"))
     started = datetime.fromisoformat(expected["started_at"].replace("Z", "+00:00"))
     assert times[0].startswith(f"{started:%Y-%m-%d %H:%M:%S}"), times[0]
@@ -327,15 +328,17 @@ def test_turns_table_pages_past_the_first_page(
     screenshot("turns-last-page")
 
 
-def _turn_at(service: ServiceProcess, offset: int, *, counted: int) -> dict[str, Any]:
-    """The turn the page showed at `offset` when `counted` turns matched. Turns of the
-    seeded conversations may still be judged meanwhile; each new one is the newest and
-    moves every older turn one place down, so the same turn is `offset` plus the newcomers
-    (read while the count holds still)."""
-    for _ in range(10):
-        before = api(service, "/turns", limit=1)["total"]
-        listed = api(service, "/turns", limit=1, offset=offset + before - counted)
-        if listed["total"] == before:
-            turn: dict[str, Any] = listed["turns"][0]
-            return turn
-    raise AssertionError("turns kept arriving while the page was compared")
+def _settled_total(service: ServiceProcess) -> int:
+    """The number of turns once the seeded traffic is all judged: a late turn of a seeded
+    conversation can start before turns already listed, so it would move rows anywhere
+    in the list, not only from the top. Waits until the count holds for three seconds."""
+    deadline = time.monotonic() + 90
+    seen = api(service, "/turns", limit=1)["total"]
+    held_since = time.monotonic()
+    while time.monotonic() - held_since < 3:
+        assert time.monotonic() < deadline, "the seeded turns kept arriving for 90 s"
+        time.sleep(0.5)
+        now = api(service, "/turns", limit=1)["total"]
+        if now != seen:
+            seen, held_since = now, time.monotonic()
+    return int(seen)
