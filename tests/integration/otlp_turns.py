@@ -6,6 +6,8 @@ import json
 import time
 from typing import Any
 
+import httpx
+
 # Recent enough to stay inside the tables' retention, fixed so resent requests are equal.
 _BASE_NS = (time.time_ns() // 1_000_000_000 - 3600) * 1_000_000_000
 
@@ -172,3 +174,16 @@ def turn_request(
         ]
     }
     return json.dumps(body).encode(), ids
+
+
+def post_turn(url: str, index: int, *, hallucinate: bool) -> None:
+    """Send turn `index` (see `turn_request`) as OTLP/JSON to the service at `url`; the
+    service must accept it."""
+    body, _ = turn_request(index, hallucinate=hallucinate)
+    sent = httpx.post(
+        f"{url}/v1/traces",
+        headers={"Content-Type": "application/json"},
+        content=body,
+        timeout=10,
+    )
+    assert sent.status_code == 200, sent.text

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.otlp_turns import turn_request
+from tests.integration.otlp_turns import post_turn
 from tests.integration.service_process import ServiceProcess
 
 
@@ -42,14 +42,7 @@ def test_a_running_services_data_directory_is_private(tmp_path: Path) -> None:
     previous = os.umask(0o022)  # the usual umask, which the service must not rely on
     try:
         with ServiceProcess(tmp_path / "run", {"FACTLEDGER_DATA_DIR": str(data)}) as svc:
-            body, _ = turn_request(1, hallucinate=False)
-            sent = httpx.post(
-                f"{svc.url}/v1/traces",
-                headers={"Content-Type": "application/json"},
-                content=body,
-                timeout=10,
-            )
-            assert sent.status_code == 200, sent.text
+            post_turn(svc.url, 1, hallucinate=False)
             deadline = time.monotonic() + 60
             while _stored_turns(svc.url) < 1:
                 assert time.monotonic() < deadline, "the turn was never stored"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.otlp_turns import turn_request
+from tests.integration.otlp_turns import post_turn
 from tests.integration.service_process import ServiceProcess
 
 
@@ -21,14 +21,7 @@ def test_storing_and_judging_turns_never_loads_pandas(tmp_path: Path) -> None:
     with ServiceProcess(tmp_path / "data") as svc:
         assert svc.proc is not None
         for number in range(1, 4):  # trace ids from the index: 0 would be invalid
-            body, _ = turn_request(number, hallucinate=number == 2)
-            sent = httpx.post(
-                f"{svc.url}/v1/traces",
-                headers={"Content-Type": "application/json"},
-                content=body,
-                timeout=10,
-            )
-            assert sent.status_code == 200, sent.text
+            post_turn(svc.url, number, hallucinate=number == 2)
         deadline = time.monotonic() + 60
         while httpx.get(f"{svc.url}/api/v1/turns", timeout=5).json()["total"] < 3:
             assert time.monotonic() < deadline, "the turns were never stored and judged"
