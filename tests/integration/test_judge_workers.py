@@ -26,7 +26,7 @@ from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
 from tests.integration.otlp_turns import turn_request
-from tests.integration.worker_process import wait_until
+from tests.integration.worker_process import judge_worker_pids, wait_until
 
 TENANT = "default"
 CONVERSATIONS = 6
@@ -272,20 +272,6 @@ def test_two_workers_judge_interleaved_conversations_as_one_does(
     assert by_trace != one
 
 
-def _judge_worker_pids() -> list[int]:
-    """The judge worker processes this test process started."""
-    pids = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except FileNotFoundError:
-                continue
-            if b"factledger.collector.judge_worker" in cmdline:
-                pids.append(int(pid))
-    return pids
-
-
 def test_a_killed_worker_of_two_is_restarted_and_its_turns_judged_once(
     stores: OpenStore, tmp_path: Path
 ) -> None:
@@ -306,7 +292,7 @@ def test_a_killed_worker_of_two_is_restarted_and_its_turns_judged_once(
     )
     pipeline.start()
     try:
-        pids = _judge_worker_pids()
+        pids = judge_worker_pids(os.getpid())
         assert len(pids) == 2
         for spans in batches:
             pipeline.submit(otlp.JSON, TENANT, b"{}", spans)
@@ -319,7 +305,7 @@ def test_a_killed_worker_of_two_is_restarted_and_its_turns_judged_once(
             "the killed worker to be restarted",
         )
         wait_until(lambda: pipeline.ready, 60, "two live workers again")
-        assert set(_judge_worker_pids()) & set(pids) == {pids[1]}
+        assert set(judge_worker_pids(os.getpid())) & set(pids) == {pids[1]}
         assert pipeline.force_flush(60, judge_open_turns=True)
     finally:
         pipeline.shutdown()

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def judge_worker_pid(parent_pid: int) -> int | None:
-    """The pid of the judge worker `parent_pid` started (a child running its module)."""
+def judge_worker_pids(parent_pid: int) -> list[int]:
+    """The pids of the judge workers `parent_pid` started (children running its module)."""
+    pids = []
     for task in Path(f"/proc/{parent_pid}/task").iterdir():
         for pid in (task / "children").read_text().split():
             try:
@@ -17,8 +18,14 @@ def judge_worker_pid(parent_pid: int) -> int | None:
             except FileNotFoundError:
                 continue
             if b"factledger.collector.judge_worker" in cmdline:
-                return int(pid)
-    return None
+                pids.append(int(pid))
+    return pids
+
+
+def judge_worker_pid(parent_pid: int) -> int | None:
+    """The pid of the judge worker `parent_pid` started (a child running its module)."""
+    pids = judge_worker_pids(parent_pid)
+    return pids[0] if pids else None
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
