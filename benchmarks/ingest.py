@@ -84,7 +84,6 @@ deciding findings) that costs the service 40-60 ms of CPU with 6,000 turns store
 every 0.1 s it took about half a core from the service it measured. A latency is the
 first answer holding the verdict less the turn's end, so it is high by less than this
 interval, never low."""
-METRICS_EVERY = 1  # polls between two /metrics scrapes
 TIMELINE_SECONDS = 2.0
 RETRY_SECONDS = 0.05
 MAX_SAMPLES = 1000  # one API page holds every sampled turn
@@ -1025,15 +1024,12 @@ def _watch(
     done: list[SenderResult] = []
     deadline = time.monotonic() + options.duration + 120  # for the senders to report
     draining = False
-    tick = 0
     while True:
         began = time.monotonic()
-        tick += 1
         sampled.poll()
         while len(done) < len(processes) and not results.empty():
             done.append(results.get())
-        if draining or tick % METRICS_EVERY == 0:
-            timeline.append(scrape(client, pid))
+        timeline.append(scrape(client, pid))
         if len(done) < len(processes):
             if any(p.exitcode not in (None, 0) for p in processes):
                 raise RuntimeError("a sender process died")
