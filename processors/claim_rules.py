@@ -45,9 +45,15 @@ class ClaimRule:
         if self.any_tool:
             return True
         lowered = tool_name.lower()
-        if not reading_counts and _READ_ONLY.match(lowered.rsplit(".", 1)[-1]):
+        if not reading_counts and reads_only(lowered):
             return False
         return any(keyword in lowered for keyword in self.tools)
+
+
+def reads_only(tool_name: str) -> bool:
+    """A tool named for reading (`get_deploy_status`, `list_commits`, `gh.search_code`):
+    what it returns describes what it read, and it acts on nothing."""
+    return _READ_ONLY.match(tool_name.lower().rsplit(".", 1)[-1]) is not None
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,8 @@ _DE_BLOCK = re.compile(
     r"noch nicht|versucht)\b",
     re.IGNORECASE,
 )
-_ZH_BLOCK = re.compile(r"如果|假如|若|一旦|是否|未|没|尚|请|等到|待|不")
+# 请 asks the user ("请确认"), but 请求 is a request ("拉取请求已合并").
+_ZH_BLOCK = re.compile(r"如果|假如|若|一旦|是否|未|没|尚|请(?!求)|等到|待|不")
 # Between a first-person subject and its verb stand only auxiliaries and adverbs ("I have
 # now pushed"), or the subject's earlier verb joined by "and"/"then" ("I fixed it and
 # pushed"). A relative or complement word means the verb has another subject ("we found

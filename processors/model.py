@@ -172,6 +172,19 @@ class Turn:
     def conversation_lower(self) -> str:
         return self.conversation_text.lower()
 
+    @cached_property
+    def given_lower(self) -> str:
+        """What others gave the agent, lower-cased: the user's messages (also those beyond
+        the context window) and the system prompt. The assistant's own earlier words are
+        not among them: the model's earlier claim is no record of anything."""
+        parts = [
+            m.content for m in self.context if m.role != "assistant" and not m.is_framework_nudge
+        ]
+        parts.extend(self.user_history)
+        parts.append(self.user_message)
+        parts.append(self.system_prompt)
+        return "\n".join(parts).lower()
+
 
 @dataclass(frozen=True)
 class Span:

@@ -42,6 +42,8 @@ from functools import lru_cache
 from typing import Any
 
 from .call_reach import call_kind
+from .claim_rules import reads_only
+from .failure_text import opens_with_error, text_reports_failure
 from .model import ToolCall
 from .normalize import json_text
 
@@ -52,19 +54,7 @@ error a looked-up record is about)."""
 _FAILED_STATUS = frozenset(
     {"failed", "failure", "error", "errored", "rejected", "denied", "unauthorized", "forbidden"}
 )
-# Only the start of a text result is read: an error banner leads, a long result that
-# mentions "error" somewhere in its body (a log file, a README) is not a failure.
-_ERROR_BANNER = re.compile(
-    r"\A\s*(?:error\b|err:|fatal\b|traceback \(most recent call last\)|exception\b|"
-    r"permission denied|access denied|unauthori[sz]ed|forbidden|command not found|"
-    r"no such file or directory|fehler\b|错误|失败|"
-    # The OpenAI Agents SDK's default tool-error function hands the model this fixed text.
-    r"an error occurred while running the tool\b|"
-    r"(?:http(?:/\d(?:\.\d)?)?\s+)?[45]\d\d\s+(?:bad request|unauthorized|forbidden|not found|"
-    r"method not allowed|conflict|gone|too many requests|internal server error|"
-    r"bad gateway|service unavailable|gateway timeout|unprocessable))",
-    re.IGNORECASE,
-)
+_HTTP_ERROR_TEXT = re.compile(r"[45]\d\d")
 _HTTP_STATUS_KEYS = ("status_code", "statuscode", "http_status", "code", "status")
 
 
@@ -81,7 +71,8 @@ def call_failed(call: ToolCall) -> bool:
             return status != 0
         if _traceback_is_output(call.result):
             return True
-    return result_is_error(call.result)
+        return result_is_error(call.result, acting=False)  # what the code printed is data
+    return result_is_error(call.result, acting=not reads_only(call.name))
 
 
 def call_succeeded(call: ToolCall) -> bool:
@@ -89,16 +80,28 @@ def call_succeeded(call: ToolCall) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def result_is_error(text: str) -> bool:
+def result_is_error(text: str, *, acting: bool = True) -> bool:
     """Recognise an error payload in a tool's result text (memoised: several validators
-    ask about the same results of a turn)."""
+    ask about the same results of a turn). `acting`: the call acts, so its text's words
+    about the action count (`processors.failure_text`); a reading call's text only fails
+    it by an error mark or status."""
     stripped = text.strip()
     if not stripped:
         return False
     payload = _structured(stripped)
     if payload is not _TEXT:
-        return _payload_is_error(payload, 0, top=True)
-    return _ERROR_BANNER.match(stripped[:300]) is not None
+        return _payload_is_error(payload, 0, top=True, acting=acting)
+    labelled = _LABELLED_PAYLOAD.match(stripped)
+    if labelled is not None:
+        # "HTTP 200: {...}", "Response: {...}": the body a tool printed behind a label
+        # speaks for the call as a whole result would.
+        inner = _structured(labelled.group(1))
+        if inner is not _TEXT and _payload_is_error(inner, 0, top=True, acting=acting):
+            return True
+    return text_reports_failure(stripped, acting=acting)
+
+
+_LABELLED_PAYLOAD = re.compile(r"[^{\[\n]{1,40}?:[ \t]*([{\[].*)\Z", re.DOTALL)
 
 
 def structured_payload(text: str) -> Any | None:
@@ -147,7 +150,7 @@ def _structured(text: str) -> Any:
         return _TEXT
 
 
-def _payload_is_error(payload: Any, depth: int, *, top: bool) -> bool:
+def _payload_is_error(payload: Any, depth: int, *, top: bool, acting: bool) -> bool:
     """`top`: the object is the call's whole result (the top level, or the value of an
     envelope that is), so its status fields are the call's outcome."""
     if not isinstance(payload, dict):
@@ -155,12 +158,60 @@ def _payload_is_error(payload: Any, depth: int, *, top: bool) -> bool:
     lowered = {(k if type(k) is str else str(k)).lower(): v for k, v in payload.items()}
     if _marks_error(lowered, top=top):
         return True
+    if top and _says_success(lowered):
+        return False  # the structure spoke: its words are no second opinion
+    if top and _is_error_body(lowered):
+        return _error_body_fails(lowered, acting)
     if depth >= MAX_WRAPPER_DEPTH:
         return False
     whole = top and _is_envelope(lowered)
     return any(
-        _wrapped_is_error(lowered[k], depth + 1, top=whole) for k in _WRAPPER_KEYS if k in lowered
+        _wrapped_is_error(lowered[k], depth + 1, top=whole, acting=acting)
+        for k in _WRAPPER_KEYS
+        if k in lowered
     )
+
+
+def _says_success(lowered: dict[str, Any]) -> bool:
+    """An explicit success mark: `ok`/`success`/`succeeded` true. (`is_error: false` is
+    no such mark: LlamaIndex and MCP clients write it beside an error they wrap.)"""
+    return any(lowered.get(key) is True for key in ("ok", "success", "succeeded"))
+
+
+_ERROR_BODY_KEYS = frozenset(
+    {
+        "message",
+        "msg",
+        "detail",
+        "details",
+        "title",
+        "reason",
+        "description",
+        "documentation_url",
+        "type",
+        "instance",
+        "code",
+        "status",
+        "request_id",
+        "requestid",
+        "hint",
+    }
+)
+_ERROR_BODY_TEXT = ("message", "msg", "detail", "title", "reason", "description")
+
+
+def _is_error_body(lowered: dict[str, Any]) -> bool:
+    """An object shaped like an API's error answer, whose status fields said nothing:
+    only message-like keys (GitHub's `{"message": ..., "documentation_url": ...}`, RFC
+    7807's `title`/`detail`). A record the call returned has keys of its own."""
+    return any(isinstance(lowered.get(k), str) for k in _ERROR_BODY_TEXT) and all(
+        key in _ERROR_BODY_KEYS for key in lowered
+    )
+
+
+def _error_body_fails(lowered: dict[str, Any], acting: bool) -> bool:
+    text = "\n".join(str(lowered[k]) for k in _ERROR_BODY_TEXT if isinstance(lowered.get(k), str))
+    return text_reports_failure(text, acting=acting)
 
 
 _ENVELOPE_METADATA = frozenset(
@@ -236,6 +287,8 @@ def _marks_error(lowered: dict[str, Any], *, top: bool) -> bool:
         word = status.strip().lower()
         if word in _FAILED_STATUS if top else word in ("error", "errored"):
             return True
+        if top and _HTTP_ERROR_TEXT.fullmatch(word):
+            return True  # GitHub writes its answers' status as text: "status": "404"
     for key in _HTTP_STATUS_KEYS if top else _NESTED_HTTP_STATUS_KEYS:
         value = lowered.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599:
@@ -243,25 +296,29 @@ def _marks_error(lowered: dict[str, Any], *, top: bool) -> bool:
     return False
 
 
-def _wrapped_is_error(value: Any, depth: int, *, top: bool) -> bool:
+def _wrapped_is_error(value: Any, depth: int, *, top: bool, acting: bool) -> bool:
     """Whether a wrapper's value reports an error: an error object, text that is one
-    (JSON or a Python literal) or opens with an error banner, or content blocks
+    (JSON or a Python literal) or says so (the whole result's text is read as a plain
+    result is; a part of it only by the error mark it opens with), or content blocks
     (`[{"type": "text", "text": ...}]`) whose text does. Other lists are data. `top`: the
     wrapper is an envelope of the whole result."""
     if isinstance(value, dict):
-        return _payload_is_error(value, depth, top=top)
+        return _payload_is_error(value, depth, top=top, acting=acting)
     if isinstance(value, str):
         text = value.strip()
         if not text:
             return False
         inner = _structured(text)
         if inner is not _TEXT:
-            return _payload_is_error(inner, depth, top=top)
-        return _ERROR_BANNER.match(text[:300]) is not None
+            return _payload_is_error(inner, depth, top=top, acting=acting)
+        return text_reports_failure(text, acting=acting) if top else opens_with_error(text)
     if isinstance(value, list) and value and all(_is_block(b) for b in value[:MAX_BLOCKS]):
         # One content block is the whole result; several share it.
         whole = top and len(value) == 1
-        return any(_wrapped_is_error(b.get("text"), depth, top=whole) for b in value[:MAX_BLOCKS])
+        return any(
+            _wrapped_is_error(b.get("text"), depth, top=whole, acting=acting)
+            for b in value[:MAX_BLOCKS]
+        )
     return False
 
 

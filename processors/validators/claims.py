@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cached_property
 
 from ..call_reach import Reach, object_words, reach, record_keywords
 from ..claim_rules import ClaimRules
@@ -32,10 +33,14 @@ from ..text import claim_scope, clause_prefix, is_question, sentence_around
 from .base import finding
 
 # These scan the lower-cased reply (Turn.reply_lower), so their literals are lower case.
+# "Issue" and "problem" are trouble when something had or hit one ("ran into an issue",
+# "a problem with the token"), not as the object acted on ("I created the issue").
 _FAILURE_WORDS = re.compile(
     r"\b(?:fail\w*|error\w*|unable|couldn't|could not|can't|cannot|did not|didn't|wasn't|"
-    r"weren't|not able|denied|rejected|forbidden|unauthori[sz]ed|problem|issue|unsuccessful|"
+    r"weren't|not able|denied|rejected|forbidden|unauthori[sz]ed|unsuccessful|"
     r"fehlgeschlagen|fehler\w*|nicht|konnte|leider)\b|失败|错误|未能|无法|没有成功|出错"
+    r"|\b(?:an?|some|minor|major|same|encountered|hit|had|into|there (?:is|was|were)) "
+    r"(?:\w+ )?(?:issues?|problems?)\b|\b(?:issues?|problems?) (?:with|occurred|came up|arose)\b"
 )
 _GENERIC_SUCCESS = re.compile(
     r"\b(?:successfully|succeeded|success|done|completed|all set|erfolgreich|erledigt|"
@@ -73,7 +78,7 @@ class ClaimValidator:
         ]
         failed = [c for c in turn.executed_calls if _ran_and_failed(c)]
         regions = code_regions(turn.reply, code_lines_of(c.arguments for c in turn.tool_calls))
-        record = _Record(turn)
+        record = _Record(turn, succeeded)
         seen: set[tuple[str, int]] = set()
         reported_states: dict[str, bool] = {}
         backed_sentences: set[int] = set()
@@ -118,11 +123,21 @@ class ClaimValidator:
 
 
 class _Record:
-    """The open-ended calls' records of a turn, read once (see `processors.call_reach`)."""
+    """The open-ended calls' records of a turn, read once (see `processors.call_reach`),
+    and what its successful calls returned."""
 
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: Turn, succeeded: list[ToolCall]) -> None:
         self._turn = turn
+        self._succeeded = succeeded
         self._reaches: dict[int, Reach | None] = {}
+
+    @cached_property
+    def succeeded_lower(self) -> str:
+        """The lower-cased results of the session's successful calls. A failed call's text
+        is no record of its action, whatever words it holds ("nothing was pushed")."""
+        return "\n".join(
+            c.result.lower() for c in self._succeeded if c.result is not None and not c.answer
+        )
 
     def relates(self, call: ToolCall, claim: Claim) -> bool:
         key = id(call)
@@ -167,12 +182,24 @@ def _backed(
     # state the system recorded; it is not the agent claiming an act of its own.
     word = claim.phrase.lower()
     if word not in reported_states:
-        reported_states[word] = _word_in(word, turn.evidence_lower)
+        reported_states[word] = _stated(word, record.succeeded_lower)
     return reported_states[word]
 
 
-def _word_in(word: str, haystack: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", haystack) is not None
+_NEGATED_BEFORE = re.compile(
+    r"(?:\b(?:not|never|nothing|none|no|nicht|nichts|kein\w*)\b|n't\b|未|没有|没)"
+    r"(?:[ \t]+[\w'-]+){0,4}[ \t]*\Z"
+)
+_NEGATION_WINDOW = 48
+
+
+def _stated(word: str, haystack: str) -> bool:
+    """The word stands in the record as a state, not negated ("status: cancelled", not
+    "the branch was not pushed")."""
+    for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", haystack):
+        if not _NEGATED_BEFORE.search(haystack, max(0, m.start() - _NEGATION_WINDOW), m.start()):
+            return True
+    return False
 
 
 def _claim_finding(

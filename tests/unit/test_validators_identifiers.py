@@ -31,6 +31,28 @@ FABRICATED = [
         ),
         id="order-id-not-returned",
     ),
+    pytest.param(
+        chat(
+            f"Pushed earlier as commit {FULL_SHA}.",
+            user="Which commit did you push?",
+            history=[
+                {"role": "user", "content": "Push main."},
+                {"role": "assistant", "content": f"Pushed main, commit {FULL_SHA[:7]}."},
+            ],
+        ),
+        id="sha-extending-the-assistants-own-earlier-prefix",
+    ),
+    pytest.param(
+        chat(
+            f"The ticket is still {'OPS-5707'}.",
+            user="Is the ticket still open?",
+            history=[
+                {"role": "user", "content": "Open a ticket."},
+                {"role": "assistant", "content": "Opened OPS-5707."},
+            ],
+        ),
+        id="id-only-the-assistant-said-before",
+    ),
 ]
 
 CLEAN = [
@@ -101,6 +123,14 @@ CLEAN = [
     pytest.param(
         chat("It seems order #W9502126 was not found.", user="The order ID is 9502126."),
         id="system-spelling-of-user-number",
+    ),
+    pytest.param(
+        chat(
+            f"Still on commit {FULL_SHA[:12]}.",
+            user="Where is main now?",
+            history=[{"role": "user", "content": f"Main was at {FULL_SHA} yesterday."}],
+        ),
+        id="prefix-of-a-sha-an-earlier-user-message-gave",
     ),
 ]
 
