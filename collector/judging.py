@@ -129,6 +129,7 @@ class TurnJudge:
         )
         self._model_labels: set[str] = set()
         self._drops_seen: dict[str, int] = {}
+        self._without_turn_seen: dict[tuple[str, str], int] = {}
 
     @property
     def open_turns(self) -> int:
@@ -207,6 +208,22 @@ class TurnJudge:
             if new > 0:
                 counts.append(Count("factledger_assembly_drops_total", new, (("reason", reason),)))
                 self._drops_seen[reason] = count
+        for (service, scope), count in self._assembler.traces_without_turn.items():
+            seen = self._without_turn_seen.get((service, scope), 0)
+            if count <= seen:
+                continue
+            if not seen:
+                # Once per service and scope: silence would look like a quiet agent.
+                log.warning(
+                    "traces of service %r (instrumentation scope %r) produced no turn: no "
+                    "span carries GenAI, OpenInference, OpenLLMetry or AI SDK attributes "
+                    "(see the conventions FactLedger reads in README.md)",
+                    service,
+                    scope,
+                )
+            labels = (("service", service), ("scope", scope))
+            counts.append(Count("factledger_traces_without_turn_total", count - seen, labels))
+            self._without_turn_seen[(service, scope)] = count
 
     def _stored_text(self, text: str) -> str:
         """`text` as the store keeps it: a label is as public as a stored row."""

@@ -969,6 +969,11 @@ class Pipeline:
             "factledger_assembly_drops_total",
             "Spans or turns turn assembly set aside, by reason (duplicate, group_full, ...).",
         )
+        m.describe(
+            "factledger_traces_without_turn_total",
+            "Traces none of whose spans FactLedger could read as part of a turn within the"
+            " maximum wait, by service and instrumentation scope.",
+        )
         m.gauge(
             "factledger_queue_spans", "Spans accepted but not yet stored.", lambda: self._pending
         )

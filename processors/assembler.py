@@ -51,6 +51,12 @@ from .turn_builder import TurnSpans, awaits_tools, build_turn, split_turns
 
 Normalizer: TypeAlias = Callable[[SpanRecord], NormalizedSpan | None]
 
+MAX_UNREAD_TRACES = 10_000
+"""Traces with no span that says anything about a turn, kept until the maximum wait says
+they never will (`TurnAssembler.traces_without_turn`)."""
+MAX_UNREAD_LABELS = 50
+"""Instrumentation scopes counted by name among those; others count as `other`."""
+
 MAX_SPANS_PER_GROUP = 2_000
 """Spans one group may hold; a trace past it is judged on the first ones."""
 
@@ -216,6 +222,8 @@ class TurnAssembler:
         self._prior_spans: OrderedDict[tuple[str, str], None] = OrderedDict()  # (tenant, id)
         self._ready_turns: list[AssembledTurn] = []
         self._drops: dict[str, int] = {}
+        self._unread: OrderedDict[_TraceKey, tuple[float, str, str]] = OrderedDict()
+        self._without_turn: dict[tuple[str, str], int] = {}
 
     # --- public seam -------------------------------------------------------------------
 
@@ -228,6 +236,13 @@ class TurnAssembler:
     def drops(self) -> Mapping[str, int]:
         """Spans or groups not handled the ordinary way, by reason (a snapshot)."""
         return dict(self._drops)
+
+    @property
+    def traces_without_turn(self) -> Mapping[tuple[str, str], int]:
+        """Traces none of whose spans said anything about a turn within the maximum wait
+        (an instrumentation FactLedger cannot read), by (service, instrumentation scope):
+        a snapshot of running totals."""
+        return dict(self._without_turn)
 
     def add(self, span: SpanRecord) -> None:
         """Take one span. A re-sent span is ignored; spans that say nothing about an
@@ -248,7 +263,9 @@ class TurnAssembler:
         if value is None:
             # Not a turn span: keep it as a link (it may sit between an agent and its
             # calls), but never open or re-open a group for it.
-            if group is not None and self._has_room(group):
+            if group is None:
+                self._note_unread(trace_key, span, now)
+            elif self._has_room(group):
                 self._remember(seen_key)
                 group.members[key] = self._member(span, None)
                 if group.gid in self._open:
@@ -274,6 +291,7 @@ class TurnAssembler:
             group.traces.add(span.trace_id)
         elif group.gid in self._done:
             self._reopen(group, now)
+        self._unread.pop(trace_key, None)
         if not self._has_room(group):
             return
         self._remember(seen_key)
@@ -301,6 +319,7 @@ class TurnAssembler:
         """Turns complete at `now` (default: the clock), each returned once per version."""
         now = self._clock() if now is None else now
         out, self._ready_turns = self._ready_turns, []
+        self._expire_unread(now)
         expired = list(
             _take_while(self._open, lambda g: now - g.first_seen >= self._max_wait, self._groups)
         )
@@ -533,6 +552,29 @@ class TurnAssembler:
 
     def _count(self, reason: str) -> None:
         self._drops[reason] = self._drops.get(reason, 0) + 1
+
+    def _note_unread(self, trace_key: _TraceKey, span: SpanRecord, now: float) -> None:
+        """A span no reader understood, in a trace no group holds yet: remember the trace
+        until a readable span opens a group for it or the maximum wait runs out."""
+        if trace_key in self._unread:
+            return
+        self._unread[trace_key] = (now, span.service_name, span.scope_name)
+        while len(self._unread) > MAX_UNREAD_TRACES:
+            self._count_without_turn(*self._unread.popitem(last=False)[1][1:])
+
+    def _expire_unread(self, now: float) -> None:
+        while self._unread:
+            trace_key, (first_seen, service, scope) = next(iter(self._unread.items()))
+            if now - first_seen < self._max_wait:
+                return
+            del self._unread[trace_key]
+            self._count_without_turn(service, scope)
+
+    def _count_without_turn(self, service: str, scope: str) -> None:
+        label = (service[:120], scope[:120] or "unknown")
+        if label not in self._without_turn and len(self._without_turn) >= MAX_UNREAD_LABELS:
+            label = ("other", "other")
+        self._without_turn[label] = self._without_turn.get(label, 0) + 1
 
     # --- cutting a group into turns ----------------------------------------------------
 

@@ -229,6 +229,16 @@ def is_grounded(identifier: Identifier, haystack_lower: str) -> bool:
     return contains_token(haystack_lower, token)
 
 
+def is_repeated(identifier: Identifier, haystack_lower: str) -> bool:
+    """True when the haystack holds exactly this identifier, as a whole token: no prefix
+    match either way. What the model said before grounds a repeat of it, never an
+    extension (a full SHA whose short form it gave is as invented as that form)."""
+    token = identifier.text.lower()
+    if identifier.shape is Shape.URL:
+        token = token.rstrip("/")
+    return contains_token(haystack_lower, token)
+
+
 def _sha_grounded(token: str, haystack: str) -> bool:
     # The token is (a prefix of) a hex run in the haystack.
     if contains_token(haystack, token, bounded_end=False):

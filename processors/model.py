@@ -175,8 +175,7 @@ class Turn:
     @cached_property
     def given_lower(self) -> str:
         """What others gave the agent, lower-cased: the user's messages (also those beyond
-        the context window) and the system prompt. The assistant's own earlier words are
-        not among them: the model's earlier claim is no record of anything."""
+        the context window) and the system prompt, without the assistant's own words."""
         parts = [
             m.content for m in self.context if m.role != "assistant" and not m.is_framework_nudge
         ]
@@ -184,6 +183,11 @@ class Turn:
         parts.append(self.user_message)
         parts.append(self.system_prompt)
         return "\n".join(parts).lower()
+
+    @cached_property
+    def said_lower(self) -> str:
+        """The assistant's own earlier words in the conversation, lower-cased."""
+        return "\n".join(m.content for m in self.context if m.role == "assistant").lower()
 
 
 @dataclass(frozen=True)

@@ -159,7 +159,7 @@ def read_transcript(
         for m in history
         if m.role == "assistant"
         for call in _with_results(m.calls, results, 0)
-    )
+    ) + _unanswered_results(history)
     return TranscriptTurn(
         reply=reply.text,
         user_message=history[-1].text if history else "",
@@ -289,6 +289,28 @@ def _parse_tool_calls(index: int, raw: Any) -> tuple[ToolCall, ...]:
             )
         )
     return tuple(calls)
+
+
+UNNAMED_RESULT = "tool_result"
+"""The name of a call known only by its result: a tool message that answers no call."""
+
+
+def _unanswered_results(history: Sequence[_RawMessage]) -> tuple[ToolCall, ...]:
+    """Tool results of earlier turns that answer no call the history holds (a code
+    agent's interpreter output, whose calls were code): the system's record all the same,
+    so they stay evidence for later turns, as calls the framework wrote down."""
+    called = {c.call_id for m in history if m.role == "assistant" for c in m.calls}
+    return tuple(
+        ToolCall(
+            name=UNNAMED_RESULT,
+            call_id=m.tool_call_id,
+            result=m.text,
+            error=m.is_error,
+            origin="framework",
+        )
+        for m in history
+        if m.role == "tool" and m.text and (not m.tool_call_id or m.tool_call_id not in called)
+    )
 
 
 def _results_by_call_id(messages: Sequence[_RawMessage]) -> dict[str, _RawMessage]:

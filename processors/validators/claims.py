@@ -63,7 +63,7 @@ _COMPLETION_STATEMENT = re.compile(
 
 class ClaimValidator:
     name = "claims"
-    version = "1.1"
+    version = "1.2"
     kinds = frozenset(
         {Kind.CLAIM_WITHOUT_TOOL, Kind.ERROR_REPORTED_AS_SUCCESS, Kind.SUMMARY_WITHOUT_ACTION}
     )

@@ -5,8 +5,9 @@ hands to a tool to run, format examples framed as such, or URLs it gives as a pl
 go (see `presented_as_existing`).
 
 - `fabricated_identifier`: grounded nowhere (no tool result of the session, not in what
-  the user or the system prompt gave; the assistant's own earlier words are no evidence:
-  a full SHA that extends a prefix the model said before is as invented as the prefix).
+  the user or the system prompt gave). The assistant's own earlier words ground only a
+  repeat of the same token: a full SHA that extends a prefix the model said before is as
+  invented as the prefix, while a repeat adds nothing the earlier turn was not judged on.
   A URL that a successful fetch of the session was given is grounded too: the page
   loaded, so it exists.
 - `borrowed_identifier`: known only from the conversation, yet presented as what a tool
@@ -23,7 +24,14 @@ from collections.abc import Sequence
 
 from ..code_regions import in_spans, reply_code_spans
 from ..fetches import fetched_arguments
-from ..identifiers import Identifier, Shape, is_format_example, is_grounded, is_place_to_go
+from ..identifiers import (
+    Identifier,
+    Shape,
+    is_format_example,
+    is_grounded,
+    is_place_to_go,
+    is_repeated,
+)
 from ..kinds import Kind
 from ..model import Finding, Turn
 from ..text import sentence_around
@@ -52,7 +60,7 @@ _PROVENANCE_AFTER = re.compile(
 
 class IdentifierValidator:
     name = "identifiers"
-    version = "1.0"
+    version = "1.1"
     kinds = frozenset({Kind.FABRICATED_IDENTIFIER, Kind.BORROWED_IDENTIFIER})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
@@ -73,7 +81,7 @@ class IdentifierValidator:
                     continue  # a page a fetch of the session read exists
             if not presented_as_existing(turn, ident, code):
                 continue
-            if is_grounded(ident, turn.given_lower):
+            if is_grounded(ident, turn.given_lower) or is_repeated(ident, turn.said_lower):
                 if _attributed_to_tool(turn.reply, ident):
                     reported.add(key)
                     out.append(

@@ -109,3 +109,57 @@ def test_a_result_survives_pickling() -> None:
     assert judged.turn_rows and judged.counts
     assert pickle.loads(pickle.dumps(judged)) == judged
     assert Count("x") == Count("x", 1, ())
+
+
+def test_a_trace_that_no_reader_understands_is_counted_and_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Spans of an instrumentation FactLedger cannot read (only its own attributes) give
+    no turn: after the maximum wait the trace is counted by service and scope, and the
+    service is named in one warning, however many such traces follow."""
+    clock = FakeClock()
+    judge = _judge(clock)
+    unreadable = [
+        SpanRecord(
+            trace_id=f"{n:032x}",
+            span_id=f"{n:016x}",
+            name="haystack.pipeline.run",
+            attributes={"haystack.pipeline.input_data": "{}"},
+            resource_attributes={"service.name": "rag-app"},
+            scope_name="haystack",
+        )
+        for n in (1, 2)
+    ]
+    readable_later = _spans([3])
+    first = readable_later[0]
+    opener = SpanRecord(
+        trace_id=first.trace_id,
+        span_id="f" * 16,
+        name="haystack.component.run",
+        resource_attributes={"service.name": "rag-app"},
+        scope_name="haystack",
+    )
+    judge.judge([*unreadable, opener])
+    judge.judge(readable_later)
+    clock.now = 61
+    with caplog.at_level("WARNING", logger="factledger.judging"):
+        counted = judge.judge([]).counts
+        clock.now = 200
+        judge.judge(
+            [
+                SpanRecord(
+                    trace_id="9" * 32,
+                    span_id="9" * 16,
+                    name="x",
+                    resource_attributes={"service.name": "rag-app"},
+                    scope_name="haystack",
+                )
+            ]
+        )
+        clock.now = 300
+        again = judge.judge([]).counts
+    labels = (("service", "rag-app"), ("scope", "haystack"))
+    assert Count("factledger_traces_without_turn_total", 2, labels) in counted
+    assert Count("factledger_traces_without_turn_total", 1, labels) in again
+    warnings = [r for r in caplog.records if "produced no turn" in r.getMessage()]
+    assert len(warnings) == 1 and "rag-app" in warnings[0].getMessage()

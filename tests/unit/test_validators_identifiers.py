@@ -42,17 +42,6 @@ FABRICATED = [
         ),
         id="sha-extending-the-assistants-own-earlier-prefix",
     ),
-    pytest.param(
-        chat(
-            f"The ticket is still {'OPS-5707'}.",
-            user="Is the ticket still open?",
-            history=[
-                {"role": "user", "content": "Open a ticket."},
-                {"role": "assistant", "content": "Opened OPS-5707."},
-            ],
-        ),
-        id="id-only-the-assistant-said-before",
-    ),
 ]
 
 CLEAN = [
@@ -131,6 +120,30 @@ CLEAN = [
             history=[{"role": "user", "content": f"Main was at {FULL_SHA} yesterday."}],
         ),
         id="prefix-of-a-sha-an-earlier-user-message-gave",
+    ),
+    pytest.param(
+        chat(
+            f"The earlier push is still commit {FULL_SHA}.",
+            user="Push dev as well.",
+            history=[
+                {"role": "user", "content": "Push main."},
+                {"role": "assistant", "content": "result = git_push('main')\nprint(result)"},
+                {"role": "tool", "content": f"{{'ok': True, 'commit': '{FULL_SHA}'}}"},
+                {"role": "assistant", "content": f"Pushed main: {FULL_SHA[:12]}."},
+            ],
+        ),
+        id="sha-of-an-earlier-code-run-whose-result-answers-no-call",
+    ),
+    pytest.param(
+        chat(
+            "The ticket is still OPS-5707.",
+            user="Is the ticket still open?",
+            history=[
+                {"role": "user", "content": "Open a ticket."},
+                {"role": "assistant", "content": "Opened OPS-5707."},
+            ],
+        ),
+        id="exact-repeat-of-an-id-the-assistant-said-before",
     ),
 ]
 

@@ -27,8 +27,10 @@ from typing import Any
 REPO_PATTERN = re.compile(r"\b(acme/[a-z0-9-]+)\b")
 BRANCH_PATTERN = re.compile(r"\bbranch ([A-Za-z0-9._/-]+?)(?=\s|[.,;:]?$|[.,;:]\s)")
 
-FAILURE_TEXT = "push rejected: the remote has commits you do not have"
-"""What every failing push says, whichever way the framework hands it to the model."""
+FAILURE_TEXT = "push rejected: the remote has commits you do not have; nothing was pushed"
+"""What every failing push says, whichever way the framework hands it to the model. Like
+real tools' errors, it names the action it did not do: the words "was pushed" in a failed
+call's text must not back the reply's claim that the push went through."""
 
 
 def commit_sha(repo: str, branch: str) -> str:
