@@ -111,8 +111,9 @@ _SUCCESS_MARK = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"[.;:!?,\n。；：！？，]| but | aber |但")
-_HEADLINE_WORDS = 3
-"""Words that may stand before an action word in a success headline ("Message sent")."""
+_SUCCESS_CLAUSE_WORDS = 12
+"""Words of a first clause read for a report of success; a longer one is no headline."""
+_SUCCESS_WORDS = frozenset({"successfully", "succeeded", "erfolgreich"})
 _EN_NEGATOR = re.compile(r"\b(?:not|never|nothing|none|no|neither|nor)\b|n't\b", re.IGNORECASE)
 _DE_NEGATOR = re.compile(r"\b(?:nicht|nichts|kein\w*|nie|niemals)\b", re.IGNORECASE)
 _ZH_NEGATOR = ("未", "没有", "没", "尚未", "并未")
@@ -173,22 +174,28 @@ def _opens_with_error(line: str) -> bool:
 
 
 def _opens_with_success(line: str) -> bool:
-    """The first clause reports that the action happened: a success word, or an action
-    word not negated within the first few words ("Pushed main", "Message sent")."""
+    """The first clause reports that the action happened: it opens with a success word,
+    or holds a success word or an action's participle with no negation ("Pushed main",
+    "Email successfully sent to the team", "Nachricht gesendet", "邮件已发送")."""
     if _SUCCESS_MARK.match(line):
         return True
     brk = _CLAUSE_END.search(line)
     clause = line[: brk.start()] if brk else line
     lowered_clause = clause.lower()
-    words = lowered_clause.split()
-    if not words or len(words) > _HEADLINE_WORDS + 1:
+    words = [w.strip("!.\"'`") for w in lowered_clause.split()]
+    if not words or len(words) > _SUCCESS_CLAUSE_WORDS:
         return False
+    if (
+        _EN_NEGATOR.search(lowered_clause)
+        or _DE_NEGATOR.search(lowered_clause)
+        or _FAILURE_CLAUSE.search(clause)
+        or _ERROR_STATUS.search(clause)
+    ):
+        return False  # "cannot be deployed", "push rejected, 0 files pushed"
     vocabulary = _vocabulary()
-    if _EN_NEGATOR.search(lowered_clause) or _DE_NEGATOR.search(lowered_clause):
-        return False
-    if any(word.strip("!.") in vocabulary.participles for word in words):
+    if any(w in vocabulary.participles or w in _SUCCESS_WORDS for w in words):
         return True
-    return any(stem in clause for stem in vocabulary.zh_done)
+    return any(phrase in clause for phrase in vocabulary.zh_done)
 
 
 def _states_failure(line: str) -> bool:

@@ -257,6 +257,8 @@ def success_texts(action: Action) -> tuple[str, ...]:
         json.dumps({"result": f"{a.participle} {a.thing}", "error": None}),
         f"{a.de_thing.capitalize()} erfolgreich {a.de_participle}, 0 Fehler",
         f"{a.zh_thing}已{a.zh_verb}，0个错误",
+        f"{a.thing.capitalize()} successfully {a.participle} for the whole team. "
+        "Subject: build failed on main",
     )
 
 
