@@ -64,6 +64,7 @@ def _all() -> tuple[SetUp, ...]:
         crewai,
         google_adk,
         langchain,
+        litellm,
         llama_index,
         openai_agents,
         openai_sdk,
@@ -84,6 +85,7 @@ def _all() -> tuple[SetUp, ...]:
         autogen,
         llama_index,
         agno,
+        litellm,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
