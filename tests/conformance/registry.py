@@ -61,6 +61,7 @@ def _all() -> tuple[SetUp, ...]:
     from .frameworks import (
         agno,
         autogen,
+        beeai,
         crewai,
         google_adk,
         langchain,
@@ -86,6 +87,7 @@ def _all() -> tuple[SetUp, ...]:
         llama_index,
         agno,
         litellm,
+        beeai,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
