@@ -9,7 +9,10 @@ joins an earlier call's turn only on evidence that it continues that very call:
   results and no new user request. A call without output offers nothing to continue:
   the same system prompt and user message alone are two requests, not one. Responses
   API calls the earlier output named by their item ids and this input by their call ids
-  (`ToolCallPart.item_id`) are the same calls: such a history is offered both ways.
+  (`ToolCallPart.item_id`) are the same calls: such a history is offered both ways. An
+  output whose calls have no ids, and a history whose calls have ids but no names
+  (LiteLLM's OTel callback records each call in these two halves), are offered with
+  their calls counted rather than named.
 - Tool call ids ("r"/"a" keys): it hands back results answering the earlier call's tool
   calls, by ids long enough to be unique (`MIN_JOIN_CALL_ID`).
 - Conversation id ("c" key): the same conversation id and the same request (history up
@@ -28,7 +31,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from .normalize.base import ChatMessage, LlmStep
+from .normalize.base import ChatMessage, LlmStep, ToolCallPart
 from .turn_builder import (
     continues_turn,
     extend_fingerprints,
@@ -119,10 +122,11 @@ def join_keys(tenant: str, service: str, step: LlmStep, *, by_call_id: bool = Tr
     # earlier call that arrives later.
     lengths = range(len(messages), max(user + 1, len(messages) - MAX_JOIN_PREFIXES), -1)
     continued = _continued(prefix[-1], step)
+    loose = _loosely_continued(prefix[-1], step)
     histories = [h for j in lengths for h in _histories(prefix, messages, j)]
-    lookups = [b"x" + h for h in histories] + [b"p" + c for c in continued]
+    lookups = [b"x" + h for h in histories] + [b"p" + c for c in (*continued, *loose)]
     identity = tuple(b"x" + c for c in continued)
-    registrations = [*identity, *(b"p" + h for h in histories)]
+    registrations = [*identity, *(b"x" + c for c in loose), *(b"p" + h for h in histories)]
     return JoinKeys(
         (*lookups, *by_call.lookups), (*registrations, *by_call.registrations), identity
     )
@@ -134,10 +138,24 @@ def _histories(prefix: list[bytes], messages: Sequence[ChatMessage], j: int) -> 
     (`ToolCallPart.item_id`), with those calls named by their item ids, as the output of
     the call that made them names them."""
     last = messages[j - 1]
+    if any(not p.name for p in last.tool_calls):
+        return [prefix[j], _unnamed_calls_fingerprint(prefix[j - 1], last)]
     if not any(p.item_id for p in last.tool_calls):
         return [prefix[j]]
     calls = tuple(replace(p, call_id=p.item_id or p.call_id) for p in last.tool_calls)
     return [prefix[j], extend_fingerprints(prefix[j - 1], (replace(last, tool_calls=calls),))[-1]]
+
+
+_UNNAMED_CALL = ToolCallPart(call_id="", name="")
+
+
+def _unnamed_calls_fingerprint(start: bytes, message: ChatMessage) -> bytes:
+    """`message` fingerprinted after `start` with its calls counted, not named: a writer
+    that keeps a call's name and arguments in the output but not its id, and only its id
+    (from the results answering it) in the next call's history (LiteLLM's OTel callback),
+    records the same call in two halves that fingerprint alike only this way."""
+    calls = tuple(_UNNAMED_CALL for _ in message.tool_calls)
+    return extend_fingerprints(start, (replace(message, tool_calls=calls),))[-1]
 
 
 def _continued(start: bytes, step: LlmStep) -> list[bytes]:
@@ -156,6 +174,18 @@ def _continued(start: bytes, step: LlmStep) -> list[bytes]:
         )
         continued.append(extend_fingerprints(start, (merged,))[-1])
     return continued
+
+
+def _loosely_continued(start: bytes, step: LlmStep) -> list[bytes]:
+    """The call's input and output with its calls counted, not named, when some of them
+    have no id: a later history may know them by their ids alone (`_histories`). Not an
+    identity of the call: a twin of it in this form is only a lookup that joins nothing."""
+    calls = tuple(p for m in step.output_messages if m.role == "assistant" for p in m.tool_calls)
+    if not calls or all(p.call_id for p in calls):
+        return []
+    texts = [m.text for m in step.output_messages if m.role == "assistant" and m.text]
+    merged = ChatMessage(role="assistant", text="\n".join(texts), tool_calls=calls)
+    return [_unnamed_calls_fingerprint(start, merged)]
 
 
 def _call_id_keys(seed: bytes, step: LlmStep) -> JoinKeys:

@@ -17,7 +17,8 @@ results, or nothing: OpenAI Responses with a previous response id, Claude Agent 
 through LangSmith) continues the turn of the call before it; the transcript is then
 stitched from the last call that carries the request plus every later call's new tool
 results and output. Tool calls without ids (Gemini) get made-up ids, and tool results
-without ids answer them in order.
+without ids answer them in order. A history call known by its id alone is the call of
+the earlier output it repeats, known by its name alone (`_calls_named_by_outputs`).
 """
 
 from __future__ import annotations
@@ -471,10 +472,10 @@ def _stitched_messages(
     call's input and output, then each continuation's new tool results and output."""
     position = next((i for i, s in enumerate(thread) if s is final), None)
     if position is None or not continues_turn(final):
-        return final, _transcript_messages(final)
+        return final, _transcript_messages(_calls_named_by_outputs(final, thread))
     start = next((i for i in range(position, -1, -1) if not continues_turn(thread[i])), position)
     request = thread[start]
-    messages = _transcript_messages(request)
+    messages = _transcript_messages(_calls_named_by_outputs(request, thread))
     answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
     for step in thread[start + 1 : position + 1]:
         for m in step.input_messages:
@@ -483,6 +484,40 @@ def _stitched_messages(
                 messages.append(_tool_message(m))
         messages.append(_output_message(step))
     return request, messages
+
+
+def _calls_named_by_outputs(step: LlmStep, thread: Sequence[LlmStep]) -> LlmStep:
+    """`step` with the calls of its history that are known by id alone named after the
+    calls they are: those of an earlier call of the thread whose output they repeat.
+
+    A writer may record a call in two halves: its name and arguments, without an id, in
+    the output of the call that made it, and its id alone (from the results answering it)
+    in the next call's history (LiteLLM's OTel callback). The history repeats the earlier
+    call's input, so the earlier output is the message at the length of that input;
+    its calls, in order, are the message's calls when they are as many."""
+    messages = list(step.input_messages)
+    changed = False
+    for earlier in thread:
+        at = len(earlier.input_messages)
+        if earlier is step or at >= len(messages):
+            continue
+        held = messages[at]
+        made = [p for m in earlier.output_messages if m.role == "assistant" for p in m.tool_calls]
+        if (
+            held.role != "assistant"
+            or not held.tool_calls
+            or any(p.name for p in held.tool_calls)
+            or len(made) != len(held.tool_calls)
+            or any(p.call_id for p in made)
+        ):
+            continue
+        calls = tuple(
+            replace(part, call_id=known.call_id)
+            for known, part in zip(held.tool_calls, made, strict=True)
+        )
+        messages[at] = replace(held, tool_calls=calls)
+        changed = True
+    return replace(step, input_messages=tuple(messages)) if changed else step
 
 
 def _transcript_messages(step: LlmStep) -> list[dict[str, Any]]:

@@ -6,7 +6,11 @@ Read, in order of preference:
   `parts`); the `gen_ai.client.inference.operation.details` event; the deprecated
   flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` (OpenLLMetry); whole-value
   `gen_ai.prompt` / `gen_ai.completion` (LangSmith); the deprecated per-message events
-  `gen_ai.{system,user,assistant,tool}.message` and `gen_ai.choice`.
+  `gen_ai.{system,user,assistant,tool}.message` and `gen_ai.choice`. An output whose
+  current messages hold no tool call takes the calls of the deprecated flattened
+  `gen_ai.completion.N.function_call.*` (LiteLLM's OTel callback writes them only there);
+  an input assistant message with no parts, answered by the tool results after it, holds
+  the calls they answer, known by id alone (LiteLLM writes such messages without them).
 - tools offered: `gen_ai.tool.definitions`, OpenLLMetry's `llm.request.functions.N.*`,
   Pydantic AI's `model_request_parameters`.
 - `execute_tool`: `gen_ai.tool.call.arguments` / `.result`, else Pydantic AI's
@@ -21,6 +25,7 @@ makes a tool execution, an agent name an agent run, prompt or completion attribu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..model import ToolDefinition
@@ -135,7 +140,31 @@ def _input_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
 
 def _output_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
     found = _messages(span, "gen_ai.output.messages", "gen_ai.completion", "assistant")
-    return _choice_messages(span) if found is None else found
+    if found is None:
+        return _choice_messages(span)
+    if any(m.tool_calls for m in found):
+        return found
+    return _with_deprecated_calls(span.attributes, found)
+
+
+def _with_deprecated_calls(
+    attributes: Mapping[str, Any], found: tuple[ChatMessage, ...]
+) -> tuple[ChatMessage, ...]:
+    """The output with the tool calls that only the deprecated flattened completions hold.
+
+    LiteLLM's OTel callback writes a tool-calling answer's `gen_ai.output.messages` as
+    `[{"role": "assistant", "parts": [], "finish_reason": "tool_calls"}]` and each call
+    as `gen_ai.completion.{k}.function_call.{name,arguments}` (`k` counts the calls, not
+    the choices), without its id. Without them the call would look like an answer."""
+    legacy = _flattened(attributes, "gen_ai.completion", "assistant")
+    calls = tuple(part for message in legacy for part in message.tool_calls)
+    if not calls:
+        return found
+    last = max((i for i, m in enumerate(found) if m.role == "assistant"), default=-1)
+    if last < 0:
+        return (*found, ChatMessage(role="assistant", tool_calls=calls))
+    merged = replace(found[last], tool_calls=calls)
+    return (*found[:last], merged, *found[last + 1 :])
 
 
 def _messages(
@@ -146,7 +175,7 @@ def _messages(
     (the caller then reads the span's events)."""
     attributes = span.attributes
     if current in attributes:
-        return read_messages(attributes[current], role)
+        return read_messages(_calls_named_by_results(attributes[current]), role)
     details = _details(span, current)
     if details is not None:
         return read_messages(details, role)
@@ -156,6 +185,51 @@ def _messages(
     if deprecated in attributes:
         return read_messages(attributes[deprecated], role)
     return None
+
+
+def _calls_named_by_results(value: Any) -> Any:
+    """GenAI messages where an assistant message with no parts at all, answered by the tool
+    results right after it, holds the calls those results answer (known by id alone).
+
+    LiteLLM's OTel callback writes an assistant message of the history that made tool
+    calls as `{"role": "assistant", "parts": []}`, without them; the results after it
+    keep their `tool_call_id`. Read as written, the message would be dropped (it has no
+    text) and its results would answer no call. Anything else is returned as given."""
+    if isinstance(value, str) and "[]" not in value:
+        return value  # no empty parts list: skip parsing the text twice
+    messages = load_json(value)
+    if not isinstance(messages, list) or not any(_emptied(m) for m in messages):
+        return value
+    out: list[Any] = []
+    for i, message in enumerate(messages):
+        ids = _answered_ids(messages, i + 1) if _emptied(message) else []
+        if ids:
+            parts = [{"type": "tool_call", "id": call_id, "name": ""} for call_id in ids]
+            message = {**message, "parts": parts}
+        out.append(message)
+    return out
+
+
+def _emptied(message: Any) -> bool:
+    return (
+        is_mapping(message)
+        and message.get("role") == "assistant"
+        and message.get("parts") == []
+        and not message.get("tool_calls")
+        and not message.get("content")
+    )
+
+
+def _answered_ids(messages: list[Any], start: int) -> list[str]:
+    """The call ids the tool messages from `start` on answer, up to the next other message."""
+    ids = []
+    for message in messages[start:]:
+        if not is_mapping(message) or message.get("role") != "tool":
+            break
+        call_id = message.get("tool_call_id")
+        if isinstance(call_id, str) and call_id:
+            ids.append(call_id)
+    return ids
 
 
 def _details(span: SpanRecord, key: str) -> Any:

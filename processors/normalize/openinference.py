@@ -32,6 +32,13 @@
   is its `StopEvent` cut short) wraps the agents' steps; each `run_agent_step` span is the
   step of the agent its event names (`current_agent_name='...'`).
 
+- BeeAI: a tool message keeps its call id beside its content
+  (`contents.K.message.tool_call_id`); a `RequirementAgent` sends the request inside its
+  task prompt (`... Your task: {request}`), read as the request.
+- A span that records an event of a run rather than a run (the event's `metadata.path`
+  and `metadata.trace.run_id`, no `metadata.class_name`: BeeAI's `error`, `retry` and
+  `final_answer` children, of their run's kind) normalizes to None.
+
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
 nothing about a turn and normalize to None. `session.id` is the conversation id.
 """
@@ -83,6 +90,8 @@ def detects(span: SpanRecord) -> bool:
 
 def normalize_openinference(span: SpanRecord) -> NormalizedSpan | None:
     """The span as an LLM step, tool execution or agent run, by its declared kind."""
+    if _is_event_record(span):
+        return None
     kind = string(span.attributes, SPAN_KIND).upper()
     if kind == "LLM":
         if span.scope_name == LLAMA_INDEX_SCOPE and not _records_messages(span.attributes):
@@ -104,6 +113,8 @@ def _llm(span: SpanRecord) -> LlmStep:
         inputs = read_messages(attributes["input.value"], "user")
     if span.scope_name == SMOLAGENTS_SCOPE or any(m.role in _SMOL_ROLES for m in inputs):
         inputs = _smolagents_memory(inputs)
+    if span.scope_name == BEEAI_SCOPE:
+        inputs = tuple(_beeai_task_request(m) for m in inputs)
     outputs = _messages(attributes, "llm.output_messages", "assistant")
     if not outputs and "output.value" in attributes:
         outputs = read_messages(attributes["output.value"], "assistant")
@@ -178,9 +189,21 @@ def _plain_message(message: Mapping[str, Any], default_role: str) -> dict[str, A
         "role": message.get("role") or default_role,
         "content": message.get("content") if contents is None else contents,
         "tool_calls": calls,
-        "tool_call_id": message.get("tool_call_id"),
+        "tool_call_id": message.get("tool_call_id") or _content_call_id(contents),
         "name": message.get("name"),
     }
+
+
+def _content_call_id(contents: Any) -> str | None:
+    """The call id a tool message keeps beside its result's content rather than on itself
+    (the BeeAI instrumentation writes `contents.K.message.tool_call_id` next to
+    `contents.K.message_content.text`): the first one its contents hold."""
+    for item in contents if isinstance(contents, list) else ():
+        inner = item.get("message") if isinstance(item, Mapping) else None
+        call_id = inner.get("tool_call_id") if isinstance(inner, Mapping) else None
+        if isinstance(call_id, str) and call_id:
+            return call_id
+    return None
 
 
 def _tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:
@@ -307,6 +330,52 @@ def _exception_message(span: SpanRecord) -> str | None:
             if isinstance(message, str) and message:
                 return message
     return span.status_message or None
+
+
+# --- records of events ---------------------------------------------------------------------
+
+_EVENT_PATH = "metadata.path"
+_EVENT_RUN = "metadata.trace.run_id"
+_RUN_CLASS = "metadata.class_name"
+
+
+def _is_event_record(span: SpanRecord) -> bool:
+    """A span that records an event a run emitted, not a run: it carries the event's own
+    metadata (`metadata.path`, the emitter's path ending in the event's name, and
+    `metadata.trace.run_id`, the run it belongs to) and no `metadata.class_name` of a
+    running instance. The BeeAI instrumentation writes each event of a run other than its
+    start and success as such a child of the run's span, of the run's own kind and named
+    after the event: a tool's `error` and `retry` (TOOL), a model's `error` (LLM), an
+    agent's `final_answer` (AGENT). The run's span holds what the event changed (a failed
+    tool's span is failed, with the error as its output): the record is no call of a tool
+    named `error`, and no agent."""
+    attributes = span.attributes
+    return _EVENT_PATH in attributes and _EVENT_RUN in attributes and _RUN_CLASS not in attributes
+
+
+# --- BeeAI ----------------------------------------------------------------------------------
+
+BEEAI_SCOPE = "openinference.instrumentation.beeai"
+_BEEAI_TASK = "Your task: "
+"""Where a `RequirementAgent`'s task prompt (`RequirementAgentTaskPrompt`) puts the
+request: after the context and the expected output's criteria, when given, at its end."""
+
+
+def _beeai_task_request(message: ChatMessage) -> ChatMessage:
+    """A `RequirementAgent` sends the user's request inside its task prompt (`[This is the
+    context relevant to the task:\n...\n\n][This is the expected criteria for your
+    output:\n...\n\n]Your task: {prompt}`): the request is the prompt. A task handed on to
+    another agent (a `HandoffTool`) is wrapped again, so the opening is taken off as often
+    as it comes."""
+    if message.role != "user":
+        return message
+    text = message.text
+    while True:
+        at = text.find(_BEEAI_TASK)
+        if at < 0 or (at > 0 and text[at - 1] != "\n"):
+            break
+        text = text[at + len(_BEEAI_TASK) :]
+    return message if text == message.text else replace(message, text=text)
 
 
 # --- smolagents' memory -------------------------------------------------------------------

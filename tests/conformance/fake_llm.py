@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -98,7 +98,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.endswith("/chat/completions"):
             request = chat_request(body)
-            answer = decide(request)
+            answer = fitted(decide(request), request)
             stream = bool(body.get("stream"))
             self.llm.record(Exchange("chat", request, answer, stream))
             if stream:
@@ -108,7 +108,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(chat_completion(request.model, answer))
         elif path.endswith("/responses"):
             request = responses_request(body)
-            answer = decide(request)
+            answer = fitted(decide(request), request)
             stream = bool(body.get("stream"))
             self.llm.record(Exchange("responses", request, answer, stream))
             if stream:
@@ -146,6 +146,23 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 # --- requests -----------------------------------------------------------------------
+
+
+def fitted(answer: Answer, request: Request) -> Answer:
+    """The answer with a call's lone argument renamed to the one the offered tool requires,
+    when the tool has a single required argument and the call names another (BeeAI's
+    `final_answer` takes `response` where smolagents' takes `answer`). Every other answer
+    is returned as the policy gave it."""
+    call = answer.call
+    schema = request.tools.get(call.name) if call is not None else None
+    if call is None or schema is None or len(call.arguments) != 1:
+        return answer
+    required = schema.get("required") or []
+    properties = schema.get("properties") or {}
+    [(given, value)] = call.arguments.items()
+    if len(required) != 1 or given in properties or required[0] == given:
+        return answer
+    return replace(answer, call=replace(call, arguments={required[0]: value}))
 
 
 def _text(content: Any) -> str:

@@ -61,9 +61,11 @@ def _all() -> tuple[SetUp, ...]:
     from .frameworks import (
         agno,
         autogen,
+        beeai,
         crewai,
         google_adk,
         langchain,
+        litellm,
         llama_index,
         openai_agents,
         openai_sdk,
@@ -84,6 +86,8 @@ def _all() -> tuple[SetUp, ...]:
         autogen,
         llama_index,
         agno,
+        litellm,
+        beeai,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from .cases import conversation
-from .fake_llm import FakeLlm, chat_request, responses_request
+from .fake_llm import FakeLlm, chat_request, fitted, responses_request
 from .policy import Answer, Message, Request, ToolCallAnswer, decide
 from .setups._common import commit_sha, fabricated_sha
 
@@ -219,6 +219,21 @@ DECISIONS = [
 @pytest.mark.parametrize(("request_", "answer"), DECISIONS)
 def test_decisions(request_: Request, answer: Answer) -> None:
     assert decide(request_) == answer
+
+
+def _answer_tool(argument: str) -> dict[str, object]:
+    return {"type": "object", "properties": {argument: {"type": "string"}}, "required": [argument]}
+
+
+def test_an_answer_tool_gets_the_answer_in_the_one_argument_it_requires() -> None:
+    answer = Answer(call=ToolCallAnswer("final_answer", {"answer": "Done."}))
+    beeai = Request("m", (_user("clean"),), {"final_answer": _answer_tool("response")})
+    smolagents = Request("m", (_user("clean"),), {"final_answer": _answer_tool("answer")})
+    assert fitted(answer, beeai) == Answer(
+        call=ToolCallAnswer("final_answer", {"response": "Done."})
+    )
+    assert fitted(answer, smolagents) == answer
+    assert fitted(Answer(text="Done."), beeai) == Answer(text="Done.")
 
 
 def test_both_request_shapes_reduce_to_the_same_messages() -> None:
