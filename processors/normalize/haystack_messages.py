@@ -48,26 +48,12 @@ def is_message_repr(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(_REPR_OPENING)
 
 
-def holds_message_reprs(value: Any, key: str) -> bool:
-    """Whether the JSON object `value` holds, under `key`, a `ChatMessage` repr or a
-    list that starts with one: what a Haystack component's recorded input or output
-    looks like (`messages` of a generator's or an agent's input, `replies` of a
-    generator's output, `last_message` of an agent's)."""
-    if not isinstance(value, str) or _REPR_OPENING not in value:
-        return False  # cheap: most spans hold no repr at all
-    parsed = load_json(value)
-    if not isinstance(parsed, Mapping):
-        return False
-    item = parsed.get(key)
-    if isinstance(item, list):
-        item = item[0] if item else None
-    return is_message_repr(item)
-
-
 def haystack_messages(value: Any, key: str) -> tuple[ChatMessage, ...]:
     """The messages whose reprs the JSON object `value` holds under `key` (a list of
     them, or one), in order; () when it holds none. A repr that cannot be read is
     skipped: the messages around it still count."""
+    if not isinstance(value, str) or _REPR_OPENING not in value:
+        return ()  # cheap: most spans hold no repr at all
     parsed = load_json(value)
     if not isinstance(parsed, Mapping):
         return ()
