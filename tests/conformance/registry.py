@@ -63,6 +63,7 @@ def _all() -> tuple[SetUp, ...]:
         autogen,
         crewai,
         google_adk,
+        haystack,
         langchain,
         llama_index,
         openai_agents,
@@ -84,6 +85,7 @@ def _all() -> tuple[SetUp, ...]:
         autogen,
         llama_index,
         agno,
+        haystack,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
