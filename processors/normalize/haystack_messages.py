@@ -50,14 +50,13 @@ def is_message_repr(value: Any) -> bool:
 
 def haystack_messages(value: Any, key: str) -> tuple[ChatMessage, ...]:
     """The messages whose reprs the JSON object `value` holds under `key` (a list of
-    them, or one), in order; () when it holds none. A repr that cannot be read is
-    skipped: the messages around it still count."""
+    them, or one), in order; () when it holds none. Where `value` lacks `key`, the
+    mappings inside it are looked in (a pipeline's run holds its components' inputs as
+    `{"data": {name: {...}}}` and their outputs as `{name: {...}}`), the last first.
+    A repr that cannot be read is skipped: the messages around it still count."""
     if not isinstance(value, str) or _REPR_OPENING not in value:
         return ()  # cheap: most spans hold no repr at all
-    parsed = load_json(value)
-    if not isinstance(parsed, Mapping):
-        return ()
-    items = parsed.get(key)
+    items = _under(load_json(value), key, 0)
     if not isinstance(items, list):
         items = [items]
     out: list[ChatMessage] = []
@@ -65,6 +64,26 @@ def haystack_messages(value: Any, key: str) -> tuple[ChatMessage, ...]:
         if is_message_repr(item):
             out.extend(read_message_repr(item))
     return tuple(out)
+
+
+_MAX_NESTING = 2
+"""How deep inside `value` a key is looked for."""
+
+
+def _under(parsed: Any, key: str, depth: int) -> Any:
+    """What `parsed` holds under `key`, at its top or in a mapping inside it (the last
+    one that holds the key); None when nothing does."""
+    if not isinstance(parsed, Mapping):
+        return None
+    if key in parsed:
+        return parsed[key]
+    if depth >= _MAX_NESTING:
+        return None
+    for inner in reversed(list(parsed.values())[:MAX_MESSAGES]):
+        found = _under(inner, key, depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 @lru_cache(maxsize=4096)

@@ -31,6 +31,17 @@
   `AgentWorkflow.run`: a CHAIN root whose input is the workflow's state and whose output
   is its `StopEvent` cut short) wraps the agents' steps; each `run_agent_step` span is the
   step of the agent its event names (`current_agent_name='...'`).
+- Haystack: the instrumentation writes a component's bound inputs and its result as JSON
+  whose objects are their reprs. A generator's flattened messages keep only text and
+  role, so its messages, calls (with their ids), results and errors are read from the
+  `ChatMessage` reprs of `input.value` (`messages`) and `output.value` (`replies`), and
+  its tools from the `Tool` reprs (`tools`) (`haystack_messages`). The tools run in no
+  component: no span records a call. A component's span is named for its class
+  (`Agent.run`, `Pipeline.run`): a Haystack Agent has no name. A run span's request and
+  reply are its messages' (`messages`, `last_message`, also under a pipeline
+  component's name), and its result's `messages` the whole conversation: a turn is read
+  from it when no generator span recorded the calls (a generator class imported after
+  `instrument()` is not traced).
 
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
 nothing about a turn and normalize to None. `session.id` is the conversation id.
@@ -275,6 +286,7 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
         wrapper=_wraps_run(span),
+        messages=haystack_messages(raw_output, "messages"),
     )
 
 

@@ -11,7 +11,8 @@ What they pin: the tools run in no component, so no span records a call; the fla
 calls not at all, and `llm.output_messages` name no call id. Only the `ChatMessage`
 reprs inside `input.value` / `output.value` hold the calls, their ids, results and
 errors, and only the `Tool` reprs the offered tools. An `Agent` has no name: its span is
-`Agent.run`, for its class.
+`Agent.run`, for its class. Where no generator span was recorded, the Agent's result (in
+its span, and in its Pipeline's under the component's name) holds the conversation.
 """
 
 from __future__ import annotations
@@ -580,6 +581,103 @@ def test_an_agent_used_as_a_tool_gives_one_turn_holding_its_push():
     assert calls["release_engineer"].arguments == {
         "messages": [{"role": "user", "content": "Push branch main of acme/team-clean."}]
     }
+    assert verdict.outcome == "pass", verdict.findings
+
+
+# An Agent run by a Pipeline, its generator's class imported after `instrument()`: the
+# instrumentation wraps the classes registered by then, and the pipeline's components
+# when it runs them, so the Pipeline and the Agent have spans and the generator none.
+CLEAN_USER = (
+    "ChatMessage(_role=<ChatRole.USER: 'user'>, "
+    "_content=[TextContent(text='Push branch main of acme/clean.')], _name=None, "
+    "_meta={})"
+)
+CLEAN_CALL = (
+    "ChatMessage(_role=<ChatRole.ASSISTANT: 'assistant'>, "
+    "_content=[ToolCall(tool_name='git_push', arguments={'repo': 'acme/clean', "
+    "'branch': 'main'}, id='call_00000016', extra=None)], _name=None, "
+    "_meta={'model': 'fake-gpt', 'index': 0, 'finish_reason': 'tool_calls', "
+    "'usage': {'completion_tokens': 17, 'prompt_tokens': 42, 'total_tokens': 59, "
+    "'completion_tokens_details': None, 'prompt_tokens_details': None}})"
+)
+CLEAN_RESULT = (
+    "ChatMessage(_role=<ChatRole.TOOL: 'tool'>, "
+    '_content=[ToolCallResult(result=\'{"ok": true, "repo": "acme/clean", '
+    '"branch": "main", "commit": "09e862b026e90f0495fd1b362ede890f9caadd7f"}\', '
+    "origin=ToolCall(tool_name='git_push', arguments={'repo': 'acme/clean', "
+    "'branch': 'main'}, id='call_00000016', extra=None), error=False)], _name=None, "
+    "_meta={})"
+)
+CLEAN_REPLY = (
+    "ChatMessage(_role=<ChatRole.ASSISTANT: 'assistant'>, "
+    "_content=[TextContent(text='Pushed main to acme/clean: commit 09e862b026e9.')], "
+    "_name=None, _meta={'model': 'fake-gpt', 'index': 0, 'finish_reason': 'stop', "
+    "'usage': {'completion_tokens': 17, 'prompt_tokens': 42, 'total_tokens': 59, "
+    "'completion_tokens_details': None, 'prompt_tokens_details': None}})"
+)
+
+
+def _pipeline_without_generator_spans() -> list[SpanRecord]:
+    trace, pipeline, agent = (
+        "d044625e1468975480084fabcbe0427a",
+        "486ef39b01ceb1c6",
+        "a430ef3d6643f385",
+    )
+    conversation = [ENGINEER_SYSTEM, CLEAN_USER, CLEAN_CALL, CLEAN_RESULT, CLEAN_REPLY]
+    run = _agent(
+        trace,
+        agent,
+        pipeline,
+        (1796123776200410000, 1796123776279865000),
+        [CLEAN_USER],
+        conversation,
+        {"git_push": 1},
+    )
+    bound = {
+        "messages": [CLEAN_USER],
+        "streaming_callback": None,
+        "generation_kwargs": None,
+        "tools": None,
+        "hook_context": None,
+    }
+    result = json.loads(run.attributes["output.value"])
+    attributes = {
+        "input.mime_type": "application/json",
+        "input.value": json.dumps({"data": {"release_engineer": {"messages": [CLEAN_USER]}}}),
+        "output.mime_type": "application/json",
+        "output.value": json.dumps({"release_engineer": result}),
+        "openinference.span.kind": "CHAIN",
+    }
+    return [
+        _span(
+            trace,
+            agent,
+            pipeline,
+            "Agent.run",
+            run.start_time_unix_nano,
+            run.end_time_unix_nano,
+            {**run.attributes, "input.value": json.dumps(bound)},
+        ),
+        _span(
+            trace,
+            pipeline,
+            "",
+            "Pipeline.run",
+            1796123776145213000,
+            1796123776280296000,
+            attributes,
+        ),
+    ]
+
+
+def test_without_generator_spans_the_turn_is_read_from_the_runs_conversation():
+    turn, verdict = only_turn(_pipeline_without_generator_spans())
+    assert turn.user_message == "Push branch main of acme/clean."
+    assert turn.reply == "Pushed main to acme/clean: commit 09e862b026e9."
+    assert turn.agent == ""
+    [push] = turn.tool_calls
+    assert push.arguments == {"repo": "acme/clean", "branch": "main"} and not push.error
+    assert push.result is not None and "09e862b026e90f0495fd1b362ede890f9caadd7f" in push.result
     assert verdict.outcome == "pass", verdict.findings
 
 
