@@ -86,7 +86,7 @@ def _under(parsed: Any, key: str, depth: int) -> Any:
     return None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def read_message_repr(text: str) -> tuple[ChatMessage, ...]:
     """The messages one `ChatMessage` repr stands for: itself, or one tool message per
     tool result it holds; () when the text cannot be read as one.

@@ -293,8 +293,8 @@ def _agent(span: SpanRecord) -> AgentInvocation:
 def _run_text(value: Any, key: str, role: str) -> str:
     """What a run span's input asked (`role` "user") or its output answered
     ("assistant"): from Haystack's message reprs under `key` where it holds them (the
-    last message's text, "" when that one has none), else as `request_text` /
-    `reply_text` read it."""
+    text of the last message of `role` among them, "" when none has any), else as
+    `request_text` / `reply_text` read it."""
     if value is None:
         return ""
     messages = haystack_messages(value, key)
