@@ -8,6 +8,10 @@ error's text to the model as an error result) or returns the error object. Hayst
 names no agent: an `Agent` has no name. The team is an Agent whose tool is another
 Agent (`AgentTool`, Haystack's agent-as-a-tool), named `release_engineer`.
 
+Haystack is imported before `instrument()`, as a module's imports come first: the
+instrumentation wraps the component classes registered by then (and a pipeline's
+components when it runs them), so a generator class imported later has no spans.
+
 A conversation is the Agent's message history: each run is given the messages the
 previous run returned (less the system prompt, which the Agent adds to every run), with
 the next user message after them.
