@@ -18,7 +18,9 @@ through LangSmith) continues the turn of the call before it; the transcript is t
 stitched from the last call that carries the request plus every later call's new tool
 results and output. Tool calls without ids (Gemini) get made-up ids, and tool results
 without ids answer them in order. A history call known by its id alone is the call of
-the earlier output it repeats, known by its name alone (`_calls_named_by_outputs`).
+the earlier output it repeats, known by its name alone (`_calls_named_by_outputs`). A turn
+without any recorded LLM call is read from its agent span: from the conversation the
+span's result holds (a Haystack Agent's), else from its request and reply alone.
 """
 
 from __future__ import annotations
@@ -294,6 +296,15 @@ def build_turn(spans: TurnSpans) -> Turn:
         anonymous = _name_anonymous_calls(messages)
         user_index = last_user_index(request.input_messages)
         user_text = request.input_messages[user_index].text if user_index >= 0 else ""
+    elif agent is not None and agent.messages:
+        # No LLM call of the run was recorded, but its result holds the conversation.
+        recorded = agent.messages
+        messages = [m for m in map(_openai_message, recorded) if m is not None]
+        if not messages or messages[-1]["role"] != "assistant" or messages[-1].get("tool_calls"):
+            messages.append({"role": "assistant", "content": ""})  # it ended without a reply
+        anonymous = _name_anonymous_calls(messages)
+        user_index = last_user_index(recorded)
+        user_text = recorded[user_index].text if user_index >= 0 else ""
     elif agent is not None:
         messages = [{"role": "user", "content": agent.input_text}] if agent.input_text else []
         messages.append({"role": "assistant", "content": agent.output_text})

@@ -172,6 +172,9 @@ class AgentInvocation:
     """The span wraps a run rather than being an agent's own (the OpenAI Agents SDK's trace
     span, a Traceloop workflow, LangGraph's graph under its default name): its name is the
     run's, and an agent span inside it names the turn's agent."""
+    messages: tuple[ChatMessage, ...] = ()
+    """The whole conversation, where the run's recorded result holds it (a Haystack
+    Agent's `messages`): a turn whose LLM calls no span recorded is read from it."""
 
     def __init__(
         self,
@@ -186,6 +189,7 @@ class AgentInvocation:
         end_time_unix_nano: int = 0,
         extra: Mapping[str, Any] | None = None,
         wrapper: bool = False,
+        messages: tuple[ChatMessage, ...] = (),
     ) -> None:
         object.__setattr__(self, "span_id", span_id)
         object.__setattr__(self, "agent_name", agent_name)
@@ -198,6 +202,7 @@ class AgentInvocation:
         object.__setattr__(self, "end_time_unix_nano", end_time_unix_nano)
         object.__setattr__(self, "extra", {} if extra is None else extra)
         object.__setattr__(self, "wrapper", wrapper)
+        object.__setattr__(self, "messages", messages)
 
 
 NormalizedSpan = LlmStep | ToolExecution | AgentInvocation

@@ -31,6 +31,17 @@
   `AgentWorkflow.run`: a CHAIN root whose input is the workflow's state and whose output
   is its `StopEvent` cut short) wraps the agents' steps; each `run_agent_step` span is the
   step of the agent its event names (`current_agent_name='...'`).
+- Haystack: the instrumentation writes a component's bound inputs and its result as JSON
+  whose objects are their reprs. A generator's flattened messages keep only text and
+  role, so its messages, calls (with their ids), results and errors are read from the
+  `ChatMessage` reprs of `input.value` (`messages`) and `output.value` (`replies`), and
+  its tools from the `Tool` reprs (`tools`) (`haystack_messages`). The tools run in no
+  component: no span records a call. A component's span is named for its class
+  (`Agent.run`, `Pipeline.run`): a Haystack Agent has no name. A run span's request and
+  reply are its messages' (`messages`, `last_message`, also under a pipeline
+  component's name), and its result's `messages` the whole conversation: a turn is read
+  from it when no generator span recorded the calls (a generator class imported after
+  `instrument()` is not traced).
 
 - BeeAI: a tool message keeps its call id beside its content
   (`contents.K.message.tool_call_id`); a `RequirementAgent` sends the request inside its
@@ -61,9 +72,11 @@ from .base import (
     ToolCallPart,
     ToolExecution,
 )
+from .haystack_messages import haystack_messages, haystack_tools
 from .messages import (
     content_text,
     langchain_tool_message,
+    last_text,
     read_messages,
     reply_text,
     request_text,
@@ -108,23 +121,29 @@ def normalize_openinference(span: SpanRecord) -> NormalizedSpan | None:
 
 def _llm(span: SpanRecord) -> LlmStep:
     attributes = span.attributes
-    inputs = _messages(attributes, "llm.input_messages", "user")
-    if not inputs and "input.value" in attributes:
-        inputs = read_messages(attributes["input.value"], "user")
+    raw_input, raw_output = attributes.get("input.value"), attributes.get("output.value")
+    # Haystack's messages are whole only in their reprs (see `haystack_messages`).
+    inputs = haystack_messages(raw_input, "messages")
+    if not inputs:
+        inputs = _messages(attributes, "llm.input_messages", "user")
+    if not inputs and raw_input is not None:
+        inputs = read_messages(raw_input, "user")
     if span.scope_name == SMOLAGENTS_SCOPE or any(m.role in _SMOL_ROLES for m in inputs):
         inputs = _smolagents_memory(inputs)
     if span.scope_name == BEEAI_SCOPE:
         inputs = tuple(_beeai_task_request(m) for m in inputs)
-    outputs = _messages(attributes, "llm.output_messages", "assistant")
-    if not outputs and "output.value" in attributes:
-        outputs = read_messages(attributes["output.value"], "assistant")
+    outputs = haystack_messages(raw_output, "replies")
+    if not outputs:
+        outputs = _messages(attributes, "llm.output_messages", "assistant")
+    if not outputs and raw_output is not None:
+        outputs = read_messages(raw_output, "assistant")
     return LlmStep(
         span_id=span.span_id,
         input_messages=inputs,
         output_messages=outputs,
         model=string(attributes, "llm.model_name"),
         provider=string(attributes, "llm.provider", "llm.system"),
-        tools=_tools(attributes),
+        tools=_tools(attributes) or haystack_tools(raw_input, "tools"),
         conversation_id=conversation_id(attributes),
         agent_name=string(attributes, "agent.name"),
         start_time_unix_nano=span.start_time_unix_nano,
@@ -267,6 +286,7 @@ def _bound_call_arguments(value: Any, parameters: Any) -> Any:
 OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
 GOOGLE_ADK_SCOPE = "openinference.instrumentation.google_adk"
 CREWAI_SCOPE = "openinference.instrumentation.crewai"
+HAYSTACK_SCOPE = "openinference.instrumentation.haystack"
 _DEFAULT_RUN_NAMES = frozenset({"Agent workflow", "LangGraph"})
 """Root span names that name a framework's run, not an agent: the OpenAI Agents SDK's
 default trace name and LangGraph's default graph name."""
@@ -283,16 +303,34 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         agent_name=string(attributes, "agent.name") or _agent_span_name(span),
         conversation_id=conversation_id(attributes),
         model=string(attributes, "llm.model_name"),
-        input_text="" if raw_input is None else request_text(raw_input),
-        output_text="" if raw_output is None else reply_text(raw_output),
+        input_text=_run_text(raw_input, "messages", "user"),
+        output_text=_run_text(raw_output, "last_message", "assistant"),
         tools=_tools(attributes) or _smolagents_tools(attributes),
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
         wrapper=_wraps_run(span),
+        messages=haystack_messages(raw_output, "messages"),
     )
 
 
+def _run_text(value: Any, key: str, role: str) -> str:
+    """What a run span's input asked (`role` "user") or its output answered
+    ("assistant"): from Haystack's message reprs under `key` where it holds them (the
+    text of the last message of `role` among them, "" when none has any), else as
+    `request_text` / `reply_text` read it."""
+    if value is None:
+        return ""
+    messages = haystack_messages(value, key)
+    if messages:
+        return last_text(messages, role)
+    return request_text(value) if role == "user" else reply_text(value)
+
+
 def _agent_span_name(span: SpanRecord) -> str:
+    # The Haystack instrumentation names a component's span for its class and method
+    # (`Agent.run`, `Pipeline.run_async`): a Haystack Agent has no name of its own.
+    if span.scope_name == HAYSTACK_SCOPE:
+        return ""
     # openinference-instrumentation-smolagents names the run span `{Agent class}.run`.
     if "smolagents.max_steps" in span.attributes and span.name.endswith(".run"):
         return span.name[: -len(".run")]

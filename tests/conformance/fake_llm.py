@@ -1,8 +1,9 @@
 """A scripted OpenAI-compatible LLM server on loopback: Chat Completions and the Responses
 API, plain and streaming (server-sent events), with tool calls.
 
-What it answers is decided by `policy.decide` from the request alone. Every request and
-answer is kept (`exchanges`) so a test can say what the model was asked and said.
+What it answers is decided by `policy.decide` from the request alone (a delegation's
+chat-message arguments filled in by `with_message_arguments`). Every request and answer
+is kept (`exchanges`) so a test can say what the model was asked and said.
 `FakeLlm` runs the server on a daemon thread: `with FakeLlm() as llm: llm.base_url`.
 """
 
@@ -19,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from .policy import Answer, Message, Request, decide
+from .policy import GIT_TOOL, Answer, Message, Request, ToolCallAnswer, decide
 
 _IDS = itertools.count(1)
 
@@ -98,7 +99,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.endswith("/chat/completions"):
             request = chat_request(body)
-            answer = fitted(decide(request), request)
+            answer = with_message_arguments(request, fitted(decide(request), request))
             stream = bool(body.get("stream"))
             self.llm.record(Exchange("chat", request, answer, stream))
             if stream:
@@ -108,7 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(chat_completion(request.model, answer))
         elif path.endswith("/responses"):
             request = responses_request(body)
-            answer = fitted(decide(request), request)
+            answer = with_message_arguments(request, fitted(decide(request), request))
             stream = bool(body.get("stream"))
             self.llm.record(Exchange("responses", request, answer, stream))
             if stream:
@@ -235,6 +236,36 @@ def responses_request(body: Mapping[str, Any]) -> Request:
         str(f["name"]): str(f["description"]) for f in functions if f.get("description")
     }
     return Request(str(body.get("model", "")), tuple(messages), tools, descriptions)
+
+
+def with_message_arguments(request: Request, answer: Answer) -> Answer:
+    """`answer`, with every required argument of its delegation that takes a list of chat
+    messages (`[{"role", "content"}]`, as Haystack's `AgentTool` takes the task it hands
+    on) given the user's last request as its one user message: the policy fills string
+    arguments only. Any other answer as decided."""
+    call = answer.call
+    if call is None or call.name == GIT_TOOL or call.name not in request.tools:
+        return answer
+    schema = request.tools[call.name]
+    properties = schema.get("properties") or {}
+    missing = [
+        name
+        for name in schema.get("required") or ()
+        if name not in call.arguments and _takes_messages(properties.get(name))
+    ]
+    request_text = next((m.text for m in reversed(request.messages) if m.role == "user"), "")
+    if not missing or not request_text:
+        return answer
+    filled = {name: [{"role": "user", "content": request_text}] for name in missing}
+    return Answer(call=ToolCallAnswer(call.name, {**call.arguments, **filled}))
+
+
+def _takes_messages(spec: Any) -> bool:
+    if not isinstance(spec, Mapping) or spec.get("type") != "array":
+        return False
+    items = spec.get("items")
+    required = items.get("required") if isinstance(items, Mapping) else None
+    return isinstance(required, list) and {"role", "content"} <= set(required)
 
 
 # --- Chat Completions answers ---------------------------------------------------------

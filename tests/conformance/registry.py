@@ -64,6 +64,7 @@ def _all() -> tuple[SetUp, ...]:
         beeai,
         crewai,
         google_adk,
+        haystack,
         langchain,
         litellm,
         llama_index,
@@ -88,6 +89,7 @@ def _all() -> tuple[SetUp, ...]:
         agno,
         litellm,
         beeai,
+        haystack,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 

@@ -12,7 +12,13 @@ import httpx
 import pytest
 
 from .cases import conversation
-from .fake_llm import FakeLlm, chat_request, fitted, responses_request
+from .fake_llm import (
+    FakeLlm,
+    chat_request,
+    fitted,
+    responses_request,
+    with_message_arguments,
+)
 from .policy import Answer, Message, Request, ToolCallAnswer, decide
 from .setups._common import commit_sha, fabricated_sha
 
@@ -234,6 +240,46 @@ def test_an_answer_tool_gets_the_answer_in_the_one_argument_it_requires() -> Non
     )
     assert fitted(answer, smolagents) == answer
     assert fitted(Answer(text="Done."), beeai) == Answer(text="Done.")
+
+
+MESSAGES_DELEGATE = {
+    "release_engineer": {
+        "type": "object",
+        "properties": {
+            "messages": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"role": {"type": "string"}, "content": {"type": "string"}},
+                    "required": ["role", "content"],
+                },
+            }
+        },
+        "required": ["messages"],
+    }
+}
+
+
+def test_a_delegation_taking_chat_messages_is_handed_the_request_as_one() -> None:
+    request = Request("fake-gpt", (_user("team-clean"),), MESSAGES_DELEGATE)
+    answer = with_message_arguments(request, decide(request))
+    task = [{"role": "user", "content": "Push branch main of acme/team-clean."}]
+    assert answer == Answer(call=ToolCallAnswer("release_engineer", {"messages": task}))
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        pytest.param(Request("fake-gpt", (_user("clean"),), GIT), id="a-push"),
+        pytest.param(Request("fake-gpt", (_user("team-clean"),), DELEGATE), id="string-args"),
+        pytest.param(
+            Request("fake-gpt", (_user("clean"), *_pushed(_result("clean"))), GIT), id="text"
+        ),
+    ],
+)
+def test_other_answers_are_left_as_decided(request_: Request) -> None:
+    answer = decide(request_)
+    assert with_message_arguments(request_, answer) == answer
 
 
 def test_both_request_shapes_reduce_to_the_same_messages() -> None:

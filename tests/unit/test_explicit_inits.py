@@ -36,6 +36,7 @@ CLASSES = [
 _SAMPLES: dict[str, Any] = {
     "tool_calls": (ToolCallPart("call_1", "get_order"),),
     "input_messages": (ChatMessage("user", "hi"),),
+    "messages": (ChatMessage("user", "hi"), ChatMessage("assistant", "hello")),
     "output_messages": (ChatMessage("assistant", "hello"),),
     "tools": (ToolDefinition("get_order"),),
     "result": "result",
