@@ -124,12 +124,8 @@ pushed", "die Nachricht wurde nicht gesendet")."""
 
 def text_reports_failure(text: str, *, acting: bool = True) -> bool:
     """Whether a plain-text result says its call failed (see the module docstring).
-    `acting`: the call acts (rules 3 and 4 apply), as opposed to one named for reading."""
-    return _reports_failure(text, acting)
-
-
-@lru_cache(maxsize=4096)
-def _reports_failure(text: str, acting: bool) -> bool:
+    `acting`: the call acts (rules 3 and 4 apply), as opposed to one named for reading.
+    Not memoised here: `outcomes.result_is_error`, its caller, is."""
     lines = status_lines(text)
     if not lines:
         return False
@@ -159,7 +155,8 @@ def status_lines(text: str) -> list[str]:
         if len(lines) <= SHORT_LINES:
             return lines
         return lines[:1]
-    return [stripped.split("\n", 1)[0].strip()[:LINE_CHARS]]
+    end = stripped.find("\n", 0, LINE_CHARS)  # no copy of a long result's rest
+    return [stripped[: LINE_CHARS if end == -1 else end].strip()]
 
 
 def opens_with_error(text: str) -> bool:

@@ -53,3 +53,20 @@ def test_one_megabyte_reply_is_validated(reply: str, alarm: None) -> None:
     t = turn(reply, calls=[Call("read_file", {"path": "a.py"}, result="def f(): pass\n" * 1000)])
     verdict = default_runner().validate(t)
     assert all(f.kind.value != "validator_error" for f in verdict.findings)
+
+
+ADVERSARIAL_RESULTS = {
+    "one-long-line-of-negations": "not " * (MEGABYTE // 4),
+    "one-long-line-of-failure-words": "failed rejected denied " * (MEGABYTE // 23),
+    "short-lines": "no push\n" * 12,
+    "exception-like": "A" * 290 + "Error(" + "x" * MEGABYTE,
+    "labelled-json": "HTTP 200: " + "[" * MEGABYTE,
+    "cjk-negations": "未未未" * (MEGABYTE // 3),
+}
+
+
+@pytest.mark.parametrize("result", ADVERSARIAL_RESULTS.values(), ids=ADVERSARIAL_RESULTS.keys())
+def test_one_megabyte_tool_result_is_read_for_its_outcome(result: str, alarm: None) -> None:
+    t = turn("I pushed it.", calls=[Call("git_push", {"branch": "main"}, result=result)])
+    verdict = default_runner().validate(t)
+    assert all(f.kind.value != "validator_error" for f in verdict.findings)
