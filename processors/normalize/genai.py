@@ -200,17 +200,25 @@ def _event_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
 
 
 def _choice_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
+    """The `gen_ai.choice` events' messages. An event's `message` is the message itself
+    (a mapping), or its content alone: Strands writes the content blocks as JSON (an LLM
+    call's, a tool's) or the agent's answer as plain text."""
     messages: list[ChatMessage] = []
     for event in span.events:
         if event.name != _CHOICE_EVENT:
             continue
-        body = load_json(event.attributes.get("message"))
-        if not is_mapping(body):
-            body = {
+        raw = event.attributes.get("message")
+        body = load_json(raw)
+        if is_mapping(body):
+            message = {"role": "assistant", **body}
+        elif raw is not None:
+            message = {"role": "assistant", "content": raw}
+        else:
+            message = {
+                "role": "assistant",
                 "content": event.attributes.get("content"),
                 "tool_calls": event.attributes.get("tool_calls"),
             }
-        message = {"role": "assistant", **body}
         messages.extend(read_messages([message], "assistant"))
     return tuple(messages)
 
@@ -244,20 +252,49 @@ def _tool(span: SpanRecord) -> ToolExecution:
     if arguments is None:
         fallback = first(attributes, "input", "gen_ai.prompt")
         arguments = None if fallback is None else unwrap_single(fallback, _ARGUMENT_WRAPPERS)
+    if arguments is None:
+        arguments = _event_value(span, _TOOL_MESSAGE_EVENT, "content")
     raw_result = first(
         attributes, "gen_ai.tool.call.result", "tool_response", "output", "gen_ai.completion"
     )
     result, result_error = tool_result(raw_result)
+    if raw_result is None:
+        result = _choice_result(span)
     return ToolExecution(
         span_id=span.span_id,
         name=string(attributes, "gen_ai.tool.name") or _tool_name_from(span.name),
         call_id=string(attributes, "gen_ai.tool.call.id"),
         arguments=arguments_text(arguments),
         result=result,
-        error=span.is_error or "error.type" in attributes or result_error,
+        error=span.is_error
+        or "error.type" in attributes
+        or result_error
+        or string(attributes, "gen_ai.tool.status").lower() == "error",
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
     )
+
+
+_TOOL_MESSAGE_EVENT = "gen_ai.tool.message"
+
+
+def _event_value(span: SpanRecord, name: str, key: str) -> Any:
+    """`key` of the span's first `name` event that has it; None when none has."""
+    for event in span.events:
+        if event.name == name and key in event.attributes:
+            return event.attributes[key]
+    return None
+
+
+def _choice_result(span: SpanRecord) -> str | None:
+    """A tool's result written as deprecated GenAI events (Strands' legacy mode: the call's
+    input as a `gen_ai.tool.message` event, its result as `gen_ai.choice`, content blocks
+    as JSON): the text of the choice's content; None without such an event."""
+    raw = _event_value(span, _CHOICE_EVENT, "message")
+    if raw is None:
+        return None
+    text = content_text(raw)
+    return text if text or not isinstance(raw, str) else raw
 
 
 def _tool_name_from(span_name: str) -> str:
@@ -273,6 +310,10 @@ def _agent(span: SpanRecord) -> AgentInvocation:
     attributes = span.attributes
     inputs = read_messages(attributes.get("gen_ai.input.messages"), "user")
     outputs = read_messages(attributes.get("gen_ai.output.messages"), "assistant")
+    # The deprecated GenAI events (Strands' legacy mode): the request as message events,
+    # the answer as a `gen_ai.choice` event.
+    inputs = inputs or _event_messages(span)
+    outputs = outputs or _choice_messages(span)
     # Pydantic AI records the whole run in one attribute and the answer in another.
     history = read_messages(attributes.get("pydantic_ai.all_messages"), "user")
     final = attributes.get("final_result")
