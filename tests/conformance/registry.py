@@ -69,6 +69,7 @@ def _all() -> tuple[SetUp, ...]:
         openai_sdk,
         pydantic_ai,
         smolagents,
+        strands,
         traceloop_sdk,
     )
 
@@ -84,6 +85,7 @@ def _all() -> tuple[SetUp, ...]:
         autogen,
         llama_index,
         agno,
+        strands,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
