@@ -62,6 +62,7 @@ def _all() -> tuple[SetUp, ...]:
         agno,
         autogen,
         crewai,
+        dspy,
         google_adk,
         langchain,
         llama_index,
@@ -86,6 +87,7 @@ def _all() -> tuple[SetUp, ...]:
         llama_index,
         agno,
         strands,
+        dspy,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
