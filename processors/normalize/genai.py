@@ -327,7 +327,7 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         model=string(attributes, "gen_ai.response.model", "gen_ai.request.model", "model_name"),
         input_text=last_text(inputs, "user") or last_text(history, "user"),
         output_text=output_text or last_text(history, "assistant"),
-        tools=_tools(attributes),
+        tools=_tools(attributes) or _agent_tools(attributes),
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
         extra={k: v for k, v in extra.items() if v},
@@ -335,6 +335,14 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         # kickoff) only wraps the run: an agent span inside it names the turn.
         wrapper=not name,
     )
+
+
+def _agent_tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:
+    """The tools an agent span names (Strands' `gen_ai.agent.tools`: a JSON list of their
+    names), by name; None when it names none."""
+    names = load_json(attributes.get("gen_ai.agent.tools"))
+    listed = [n for n in names if isinstance(n, str) and n] if isinstance(names, list) else []
+    return tuple(ToolDefinition(name=n) for n in dict.fromkeys(listed)) or None
 
 
 def _agent_name_from(span_name: str) -> str:

@@ -141,6 +141,7 @@ def test_a_run_is_one_turn_with_the_request_the_call_and_the_answer() -> None:
     assert turn.model == "fake-gpt"
     [call] = turn.tool_calls
     assert (call.name, dict(call.arguments), call.error) == ("git_push", ARGUMENTS, False)
+    assert [t.name for t in turn.tools or ()] == ["git_push"]
     assert call.result is not None and COMMIT in call.result
     assert verdict.outcome is Outcome.REJECT
     assert Kind.FABRICATED_IDENTIFIER in {f.kind for f in verdict.findings}
@@ -225,6 +226,7 @@ def test_the_agent_span_reads_its_request_and_answer_events() -> None:
     assert agent.agent_name == "release_engineer"
     assert agent.input_text == USER
     assert agent.output_text.strip() == REPLY
+    assert [t.name for t in agent.tools or ()] == ["git_push"]
 
 
 def test_text_that_merely_looks_like_blocks_stays_text() -> None:
