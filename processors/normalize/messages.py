@@ -572,7 +572,8 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
     """A tool's recorded result as text, and whether the result itself reports an error.
 
     A JSON string literal is unquoted; an MCP `CallToolResult` (`{"content": [blocks],
-    "isError"}`) becomes the text of its blocks. Anything else is kept as recorded.
+    "isError"}`) becomes the text of its blocks, and so does a list of Bedrock Converse
+    blocks (a Strands `ToolResult`'s content). Anything else is kept as recorded.
     """
     if value is None:
         return None, False
@@ -583,6 +584,8 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
         blocks = parsed.get("content")
         if isinstance(blocks, list):
             return content_text(blocks), parsed.get("isError") is True
+    if isinstance(parsed, list) and parsed and all(is_converse_block(b) for b in parsed):
+        return content_text(parsed), False
     return as_text(value), False
 
 

@@ -233,3 +233,18 @@ def test_text_that_merely_looks_like_blocks_stays_text() -> None:
     text = '[{"text": "a", "extra": 1}]'
     [message] = read_messages([{"role": "user", "content": text}])
     assert message.text == text
+
+
+def test_a_tool_result_attribute_of_content_blocks_is_their_text() -> None:
+    # With OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental Strands writes the
+    # ToolResult's content blocks as `gen_ai.tool.call.result`.
+    span = _tool(0, ARGUMENTS, RESULT)
+    attributes = {
+        **span.attributes,
+        "gen_ai.provider.name": "strands-agents",
+        "gen_ai.tool.call.arguments": json.dumps(ARGUMENTS),
+        "gen_ai.tool.call.result": json.dumps([{"text": RESULT}]),
+    }
+    tool = normalize(SpanRecord(**{**span.__dict__, "attributes": attributes, "events": ()}))
+    assert isinstance(tool, ToolExecution)
+    assert (tool.result, tool.error) == (RESULT, False)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from ..registry import SetUp
 
-SETUPS: tuple[SetUp, ...] = (
-    SetUp(
-        id="strands.native",
+
+def _strands(variant: str, conventions: str, extra_env: dict[str, str]) -> SetUp:
+    return SetUp(
+        id=".".join(part for part in ("strands", "native", variant) if part),
         framework="Strands Agents Agent (team: agents as tools)",
-        instrumentation="Strands' own OpenTelemetry spans (StrandsTelemetry, legacy GenAI)",
+        instrumentation=f"Strands' own OpenTelemetry spans (StrandsTelemetry, {conventions})",
         program="strands_agent",
         env="strands",
         packages=("strands-agents",),
@@ -17,5 +18,17 @@ SETUPS: tuple[SetUp, ...] = (
         # return that ToolResult itself. Strands has no tool-error type to raise.
         failures=("err-raise", "err-object"),
         team_agent="release_lead",
+        extra_env=extra_env,
+    )
+
+
+SETUPS: tuple[SetUp, ...] = (
+    # What a new user gets: the GenAI conventions of v1.36, messages as span events.
+    _strands("", "legacy GenAI events", {}),
+    # The opt-in Strands documents for the current conventions (messages as attributes).
+    _strands(
+        "latest",
+        "gen_ai_latest_experimental",
+        {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
     ),
 )

@@ -1,8 +1,8 @@
 """A Strands agent with Strands' own OpenTelemetry spans (`StrandsTelemetry`), as its
 observability guide shows: `StrandsTelemetry().setup_otlp_exporter()`, the exporter
-configured by the standard OTLP environment variables, and no
-`OTEL_SEMCONV_STABILITY_OPT_IN` (what a new user gets: the legacy GenAI conventions, with
-messages as span events).
+configured by the standard OTLP environment variables. Without
+`OTEL_SEMCONV_STABILITY_OPT_IN` (what a new user gets) Strands writes the legacy GenAI
+conventions, messages as span events; the `latest` set-up opts in to the current ones.
 
 The model is Strands' `OpenAIModel` on the scripted LLM. A conversation is one `Agent`
 called once per request, so the second request sees the first's messages. A failing push
