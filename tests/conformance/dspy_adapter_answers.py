@@ -58,7 +58,9 @@ def answer(body: Mapping[str, Any]) -> tuple[Request, Answer, str]:
     decision = decide(request)
     fields = _fields(wanted, decision)
     if isinstance(body.get("response_format"), Mapping):
-        return request, decision, json.dumps(fields)
+        # The JSONAdapter's object: the arguments as an object, not as JSON text.
+        parsed = {k: json.loads(v) if k == "next_tool_args" else v for k, v in fields.items()}
+        return request, decision, json.dumps(parsed)
     text = "\n\n".join(f"[[ ## {name} ## ]]\n{value}" for name, value in fields.items())
     return request, decision, text + "\n\n[[ ## completed ## ]]"
 

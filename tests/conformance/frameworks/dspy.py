@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from ..registry import SetUp
 
-SETUPS: tuple[SetUp, ...] = (
-    SetUp(
-        id="dspy-react.openinference",
-        framework="DSPy ReAct (ChatAdapter; conversation: dspy.History)",
+
+def _dspy(adapter: str, label: str) -> SetUp:
+    return SetUp(
+        id=f"dspy-react-{adapter}.openinference",
+        framework=f"DSPy ReAct ({label}; conversation: dspy.History)",
         instrumentation="OpenInference (openinference-instrumentation-dspy)",
         program="dspy_react",
         env="dspy",
@@ -17,5 +18,11 @@ SETUPS: tuple[SetUp, ...] = (
         # DSPy has no tool-error type: ReAct hands an exception's text to the model as the
         # step's observation ("Execution error in git_push: ...").
         failures=("err-raise", "err-object"),
-    ),
+        extra_env={"CONFORMANCE_ADAPTER": adapter},
+    )
+
+
+SETUPS: tuple[SetUp, ...] = (
+    _dspy("chat", "ChatAdapter, the default: fields in [[ ## name ## ]] markers"),
+    _dspy("json", "JSONAdapter: fields as one JSON object"),
 )

@@ -2,7 +2,8 @@
 (`DSPyInstrumentor().instrument(tracer_provider=...)`), as its README shows.
 
 The LM is `dspy.LM("openai/fake-gpt", api_base=..., api_key=...)` (LiteLLM) on the
-scripted LLM, with DSPy's default ChatAdapter: the model answers in DSPy's field markers.
+scripted LLM, with DSPy's default ChatAdapter (the model answers in DSPy's field markers)
+or, with `CONFORMANCE_ADAPTER=json`, its JSONAdapter (the fields as one JSON object).
 A conversation keeps its turns in a `dspy.History` input field, as DSPy's multi-turn guide
 does: each request gets the earlier questions, trajectories and answers. A failing push
 raises (ReAct hands "Execution error in git_push: ..." to the model as the observation) or
@@ -46,7 +47,10 @@ def main() -> None:
         api_key=os.environ["OPENAI_API_KEY"],
         cache=False,
     )
-    dspy.configure(lm=lm)
+    # `CONFORMANCE_ADAPTER=json`: DSPy's JSONAdapter (the fields as one JSON object) in
+    # place of the default ChatAdapter (the fields in markers).
+    json_fields = os.environ.get("CONFORMANCE_ADAPTER") == "json"
+    dspy.configure(lm=lm, adapter=dspy.JSONAdapter() if json_fields else dspy.ChatAdapter())
 
     def conversation(case: str, messages: list[str]) -> None:
         agent = dspy.ReAct(PushRequest, tools=[git_push], max_iters=5)
