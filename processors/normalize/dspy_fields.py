@@ -19,14 +19,19 @@ The extraction after the loop answers with the signature's outputs, after the
 Read so: a user message is its input fields' values (the request), followed by the
 trajectory's steps as tool calls and their results; a step's answer is its thought with
 the call it chose; any other answer is its output fields' values (`reasoning` left out).
+The tools ReAct lists in its instructions (`(1) git_push, whose description is
+<desc>...</desc>. It takes arguments {'repo': {'type': 'string'}, ...}.`, the arguments
+a Python literal of JSON-schema properties) are the tools the call offers.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..model import ToolDefinition
 from .base import ChatMessage, ToolCallPart
 from .values import arguments_text, as_text, is_mapping, load_json
 
@@ -44,6 +49,13 @@ _CLOSINGS = ("\n\nRespond with the corresponding output fields", "\n\nRespond wi
 _COMPLETED = "completed"
 _MAX_CHARS = 500_000
 """Longer message text is kept as it is, not parsed."""
+_TOOL = re.compile(
+    r"^[ \t]*\(\d+\) (\w+)(?:, whose description is <desc>(.*?)</desc>)?\. "
+    r"It takes arguments (\{.*\})\.[ \t]*$",
+    re.M,
+)
+_MAX_ARGUMENTS_CHARS = 20_000
+"""Longer argument literals are not evaluated (the tool is kept without parameters)."""
 
 
 def is_adapter_prompt(messages: Sequence[ChatMessage]) -> bool:
@@ -70,6 +82,34 @@ def read_call(
         else:
             read.append(message)
     return tuple(read), tuple(m for o in outputs for m in _answer(o))
+
+
+def offered_tools(inputs: Sequence[ChatMessage]) -> tuple[ToolDefinition, ...] | None:
+    """The tools a ReAct prompt lists in its system message; None when it lists none."""
+    system = next((m.text for m in inputs if m.role == "system"), "")
+    if len(system) > _MAX_CHARS:
+        return None
+    tools = [
+        ToolDefinition(name=name, parameters=_parameters(arguments), description=description)
+        for name, description, arguments in _TOOL.findall(system)
+    ]
+    return tuple(tools) or None
+
+
+def _parameters(arguments: str) -> dict[str, Any]:
+    """DSPy's `Tool.args` (JSON-schema properties, written as a Python literal) as the
+    parameters' schema; every argument without a default is required, as DSPy offers
+    them in function calling."""
+    if len(arguments) > _MAX_ARGUMENTS_CHARS:
+        return {}
+    try:
+        properties = ast.literal_eval(arguments)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return {}
+    if not isinstance(properties, dict):
+        return {}
+    required = [k for k, v in properties.items() if not (isinstance(v, dict) and "default" in v)]
+    return {"type": "object", "properties": properties, "required": required}
 
 
 def _declared(system: str, heading: str, next_heading: str) -> list[str]:

@@ -108,7 +108,9 @@ def _llm(span: SpanRecord) -> LlmStep:
     outputs = _messages(attributes, "llm.output_messages", "assistant")
     if not outputs and "output.value" in attributes:
         outputs = read_messages(attributes["output.value"], "assistant")
+    tools = _tools(attributes)
     if dspy_fields.is_adapter_prompt(inputs):
+        tools = tools or dspy_fields.offered_tools(inputs)
         inputs, outputs = dspy_fields.read_call(inputs, outputs)
     return LlmStep(
         span_id=span.span_id,
@@ -116,7 +118,7 @@ def _llm(span: SpanRecord) -> LlmStep:
         output_messages=outputs,
         model=string(attributes, "llm.model_name"),
         provider=string(attributes, "llm.provider", "llm.system"),
-        tools=_tools(attributes),
+        tools=tools,
         conversation_id=conversation_id(attributes),
         agent_name=string(attributes, "agent.name"),
         start_time_unix_nano=span.start_time_unix_nano,

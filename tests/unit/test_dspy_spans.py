@@ -69,6 +69,7 @@ EXTRACT_CLOSING = (
 )
 REASONING = "The trajectory holds what the tools returned."
 FAB_SHA = "582760a5fa435391b2f665595bf2d0f02112bc92"
+PUSH_DESCRIPTION = "Push a branch of a repository (owner/name) to its remote."
 
 
 def _push_result(repo: str, branch: str, commit: str) -> str:
@@ -259,6 +260,21 @@ def test_a_step_is_its_thought_and_the_tool_it_chose() -> None:
         "git_push",
         {"repo": "acme/fab", "branch": "main"},
     )
+
+
+def test_the_tools_react_lists_are_offered() -> None:
+    step = normalize(FAB[3])
+    assert isinstance(step, LlmStep)
+    push, finish = step.tools or ()
+    assert (push.name, push.description) == ("git_push", PUSH_DESCRIPTION)
+    assert push.parameters == {
+        "type": "object",
+        "properties": {"repo": {"type": "string"}, "branch": {"type": "string"}},
+        "required": ["repo", "branch"],
+    }
+    assert (finish.name, finish.parameters["properties"]) == ("finish", {})
+    turn, _ = only_turn(FAB)
+    assert [t.name for t in turn.tools or ()] == ["git_push", "finish"]
 
 
 def test_the_trajectory_is_the_calls_and_their_observations() -> None:
