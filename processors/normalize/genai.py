@@ -11,7 +11,11 @@ Read, in order of preference:
   Pydantic AI's `model_request_parameters`.
 - `execute_tool`: `gen_ai.tool.call.arguments` / `.result`, else Pydantic AI's
   `tool_arguments` / `tool_response`, else `input` / `output`, else LangSmith's
-  `gen_ai.prompt` / `gen_ai.completion`.
+  `gen_ai.prompt` / `gen_ai.completion`, else the deprecated events (Strands' legacy
+  mode: the input as a `gen_ai.tool.message` event, the result as `gen_ai.choice`);
+  `gen_ai.tool.status` "error" (Strands) fails the call.
+- `invoke_agent`: its messages as above, attributes or events; the tools it names
+  (`gen_ai.tool.definitions`, else Strands' `gen_ai.agent.tools`, names only).
 
 Spans without `gen_ai.operation.name` are classified by what they carry: a tool name
 makes a tool execution, an agent name an agent run, prompt or completion attributes

@@ -31,6 +31,11 @@
   `AgentWorkflow.run`: a CHAIN root whose input is the workflow's state and whose output
   is its `StopEvent` cut short) wraps the agents' steps; each `run_agent_step` span is the
   step of the agent its event names (`current_agent_name='...'`).
+- DSPy: an LLM call's prompt is its adapter's fields, read by `dspy_fields` (the input
+  fields as the request, ReAct's trajectory as calls and results, the output fields as the
+  answer, the tools ReAct lists as the offer); a tool span is `{tool}.__call__` (or
+  `.acall`) without `tool.name`; a module's root span `{Module class}.forward` names the
+  program by its class, its `{"input_args": {...}}` input is its one text field.
 
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
 nothing about a turn and normalize to None. `session.id` is the conversation id.
