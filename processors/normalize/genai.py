@@ -15,7 +15,11 @@ Read, in order of preference:
   Pydantic AI's `model_request_parameters`.
 - `execute_tool`: `gen_ai.tool.call.arguments` / `.result`, else Pydantic AI's
   `tool_arguments` / `tool_response`, else `input` / `output`, else LangSmith's
-  `gen_ai.prompt` / `gen_ai.completion`.
+  `gen_ai.prompt` / `gen_ai.completion`, else the deprecated events (Strands' legacy
+  mode: the input as a `gen_ai.tool.message` event, the result as `gen_ai.choice`);
+  `gen_ai.tool.status` "error" (Strands) fails the call.
+- `invoke_agent`: its messages as above, attributes or events; the tools it names
+  (`gen_ai.tool.definitions`, else Strands' `gen_ai.agent.tools`, names only).
 
 Spans without `gen_ai.operation.name` are classified by what they carry: a tool name
 makes a tool execution, an agent name an agent run, prompt or completion attributes
@@ -274,17 +278,25 @@ def _event_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
 
 
 def _choice_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
+    """The `gen_ai.choice` events' messages. An event's `message` is the message itself
+    (a mapping), or its content alone: Strands writes the content blocks as JSON (an LLM
+    call's, a tool's) or the agent's answer as plain text."""
     messages: list[ChatMessage] = []
     for event in span.events:
         if event.name != _CHOICE_EVENT:
             continue
-        body = load_json(event.attributes.get("message"))
-        if not is_mapping(body):
-            body = {
+        raw = event.attributes.get("message")
+        body = load_json(raw)
+        if is_mapping(body):
+            message = {"role": "assistant", **body}
+        elif raw is not None:
+            message = {"role": "assistant", "content": raw}
+        else:
+            message = {
+                "role": "assistant",
                 "content": event.attributes.get("content"),
                 "tool_calls": event.attributes.get("tool_calls"),
             }
-        message = {"role": "assistant", **body}
         messages.extend(read_messages([message], "assistant"))
     return tuple(messages)
 
@@ -318,20 +330,49 @@ def _tool(span: SpanRecord) -> ToolExecution:
     if arguments is None:
         fallback = first(attributes, "input", "gen_ai.prompt")
         arguments = None if fallback is None else unwrap_single(fallback, _ARGUMENT_WRAPPERS)
+    if arguments is None:
+        arguments = _event_value(span, _TOOL_MESSAGE_EVENT, "content")
     raw_result = first(
         attributes, "gen_ai.tool.call.result", "tool_response", "output", "gen_ai.completion"
     )
     result, result_error = tool_result(raw_result)
+    if raw_result is None:
+        result = _choice_result(span)
     return ToolExecution(
         span_id=span.span_id,
         name=string(attributes, "gen_ai.tool.name") or _tool_name_from(span.name),
         call_id=string(attributes, "gen_ai.tool.call.id"),
         arguments=arguments_text(arguments),
         result=result,
-        error=span.is_error or "error.type" in attributes or result_error,
+        error=span.is_error
+        or "error.type" in attributes
+        or result_error
+        or string(attributes, "gen_ai.tool.status").lower() == "error",
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
     )
+
+
+_TOOL_MESSAGE_EVENT = "gen_ai.tool.message"
+
+
+def _event_value(span: SpanRecord, name: str, key: str) -> Any:
+    """`key` of the span's first `name` event that has it; None when none has."""
+    for event in span.events:
+        if event.name == name and key in event.attributes:
+            return event.attributes[key]
+    return None
+
+
+def _choice_result(span: SpanRecord) -> str | None:
+    """A tool's result written as deprecated GenAI events (Strands' legacy mode: the call's
+    input as a `gen_ai.tool.message` event, its result as `gen_ai.choice`, content blocks
+    as JSON): the text of the choice's content; None without such an event."""
+    raw = _event_value(span, _CHOICE_EVENT, "message")
+    if raw is None:
+        return None
+    text = content_text(raw)
+    return text if text or not isinstance(raw, str) else raw
 
 
 def _tool_name_from(span_name: str) -> str:
@@ -347,6 +388,10 @@ def _agent(span: SpanRecord) -> AgentInvocation:
     attributes = span.attributes
     inputs = read_messages(attributes.get("gen_ai.input.messages"), "user")
     outputs = read_messages(attributes.get("gen_ai.output.messages"), "assistant")
+    # The deprecated GenAI events (Strands' legacy mode): the request as message events,
+    # the answer as a `gen_ai.choice` event.
+    inputs = inputs or _event_messages(span)
+    outputs = outputs or _choice_messages(span)
     # Pydantic AI records the whole run in one attribute and the answer in another.
     history = read_messages(attributes.get("pydantic_ai.all_messages"), "user")
     final = attributes.get("final_result")
@@ -360,7 +405,7 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         model=string(attributes, "gen_ai.response.model", "gen_ai.request.model", "model_name"),
         input_text=last_text(inputs, "user") or last_text(history, "user"),
         output_text=output_text or last_text(history, "assistant"),
-        tools=_tools(attributes),
+        tools=_tools(attributes) or _agent_tools(attributes),
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
         extra={k: v for k, v in extra.items() if v},
@@ -368,6 +413,14 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         # kickoff) only wraps the run: an agent span inside it names the turn.
         wrapper=not name,
     )
+
+
+def _agent_tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:
+    """The tools an agent span names (Strands' `gen_ai.agent.tools`: a JSON list of their
+    names), by name; None when it names none."""
+    names = load_json(attributes.get("gen_ai.agent.tools"))
+    listed = [n for n in names if isinstance(n, str) and n] if isinstance(names, list) else []
+    return tuple(ToolDefinition(name=n) for n in dict.fromkeys(listed)) or None
 
 
 def _agent_name_from(span_name: str) -> str:

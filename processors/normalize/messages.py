@@ -8,6 +8,9 @@ Message shapes understood by `read_messages` (one list may mix them):
 - OpenAI Responses items: `{"type": "message" | "function_call" | "function_call_output"}`
 - Anthropic blocks: `text`, `tool_use`, `tool_result`; Vercel AI SDK: `tool-call`, `tool-result`
 - Gemini: `{"role": "model", "parts": [{"text"}, {"function_call"}, {"function_response"}]}`
+- Bedrock Converse blocks (Strands' content): `{"text"}`, `{"json"}`, `{"toolUse": {"toolUseId",
+  "name", "input"}}`, `{"toolResult": {"toolUseId", "status", "content": [blocks]}}` (its
+  `"status": "error"` marks the result failed), also as a JSON list in a content string
 - LangChain: `{"type": "human" | "ai" | "tool", "content", "tool_calls"}` (a message's
   `model_dump`), `{"type", "data": {...}}` (`message_to_dict`) and `lc` objects (`dumpd`);
   a tool message's `"status": "error"` marks its result failed
@@ -64,8 +67,32 @@ _RESULT_PARTS = frozenset(
 )
 _IGNORED_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 _KNOWN_PARTS = _TEXT_PARTS | _CALL_PARTS | _RESULT_PARTS | _IGNORED_PARTS | {"image", "file"}
-_PART_KEYS = ("type", "text", "function_call", "function_response", "message_content")
+_PART_KEYS = (
+    "type",
+    "text",
+    "function_call",
+    "function_response",
+    "message_content",
+    "toolUse",
+    "toolResult",
+)
 _PART_KEY_SET = frozenset(_PART_KEYS)
+CONVERSE_BLOCKS = frozenset(
+    {
+        "text",
+        "json",
+        "toolUse",
+        "toolResult",
+        "image",
+        "document",
+        "video",
+        "reasoningContent",
+        "cachePoint",
+        "citationsContent",
+        "guardContent",
+    }
+)
+"""The members of a Bedrock Converse `ContentBlock` (one per block), as Strands writes them."""
 
 # --- messages -----------------------------------------------------------------------------
 
@@ -342,17 +369,31 @@ def _message(m: Mapping[str, Any], default_role: str) -> list[ChatMessage]:
 
 
 def _structured(value: Any) -> Any:
-    """Content kept as text unless the text is a JSON list of typed parts."""
+    """Content kept as text unless the text is a JSON list of typed parts or of Bedrock
+    Converse blocks (Strands serializes a message's content blocks so)."""
     if not isinstance(value, str) or not value.lstrip().startswith("["):
         return value  # only a JSON list can hold typed parts: skip parsing anything else
     parsed = load_json(value)
     if isinstance(parsed, list) and parsed and all(_is_typed_part(p) for p in parsed):
+        return parsed
+    if isinstance(parsed, list) and parsed and all(is_converse_block(p) for p in parsed):
         return parsed
     return value
 
 
 def _is_typed_part(part: Any) -> bool:
     return is_mapping(part) and _type(part) in _KNOWN_PARTS
+
+
+def is_converse_block(part: Any) -> bool:
+    """Whether `part` is a Bedrock Converse content block: one mapping with a single
+    member that names the block's kind (`{"text": ...}`, `{"toolUse": {...}}`, ...)."""
+    return is_mapping(part) and len(part) == 1 and next(iter(part)) in CONVERSE_BLOCKS
+
+
+def _is_json_block(part: Any) -> bool:
+    """A Bedrock Converse `{"json": value}` block (a tool result's structured content)."""
+    return is_converse_block(part) and "json" in part
 
 
 def _is_part(part: Any) -> bool:
@@ -377,13 +418,15 @@ def _content(
     if not isinstance(content, list | tuple):
         texts.append(as_text(content))
         return
-    if content and not any(isinstance(p, str) or _is_part(p) for p in content):
+    if content and not any(isinstance(p, str) or _is_part(p) or _is_json_block(p) for p in content):
         texts.append(as_text(content))  # structured data (a tool's JSON), not parts
         return
     for part in content[:MAX_PARTS]:
         if isinstance(part, str):
             if part:
                 texts.append(part)
+        elif _is_json_block(part):
+            texts.append(as_text(part["json"]))
         elif _is_part(part):
             _part(part, texts, calls, results)
         elif part is not None:
@@ -399,7 +442,9 @@ def _part(
     kind = _type(p)
     if kind in _IGNORED_PARTS:
         return
-    if kind in _CALL_PARTS:
+    if kind is None and (is_mapping(p.get("toolUse")) or is_mapping(p.get("toolResult"))):
+        _converse_tool_block(p, calls, results)
+    elif kind in _CALL_PARTS:
         call = _call(
             p.get("id") or p.get("toolCallId") or p.get("call_id"),
             p.get("name") or p.get("toolName"),
@@ -428,6 +473,23 @@ def _part(
         text = p.get("text") if isinstance(p.get("text"), str) else p.get("content")
         if isinstance(text, str) and text:
             texts.append(text)
+
+
+def _converse_tool_block(
+    p: Mapping[str, Any], calls: list[ToolCallPart], results: list[ChatMessage]
+) -> None:
+    """A Bedrock Converse `toolUse` block as a call, a `toolResult` block as a result (its
+    content blocks' text; `"status": "error"` is the failure)."""
+    use = p.get("toolUse")
+    if is_mapping(use):
+        call = _call(use.get("toolUseId"), use.get("name"), use.get("input"))
+        if call:
+            calls.append(call)
+        return
+    result = p["toolResult"]
+    payload = result.get("content")
+    error = result.get("status") == "error"
+    results.append(_tool_message(result.get("toolUseId"), _payload_text(payload), error))
 
 
 def _first_present(m: Mapping[str, Any], *keys: str) -> Any:
@@ -510,7 +572,8 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
     """A tool's recorded result as text, and whether the result itself reports an error.
 
     A JSON string literal is unquoted; an MCP `CallToolResult` (`{"content": [blocks],
-    "isError"}`) becomes the text of its blocks. Anything else is kept as recorded.
+    "isError"}`) becomes the text of its blocks, and so does a list of Bedrock Converse
+    blocks (a Strands `ToolResult`'s content). Anything else is kept as recorded.
     """
     if value is None:
         return None, False
@@ -521,6 +584,8 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
         blocks = parsed.get("content")
         if isinstance(blocks, list):
             return content_text(blocks), parsed.get("isError") is True
+    if isinstance(parsed, list) and parsed and all(is_converse_block(b) for b in parsed):
+        return content_text(parsed), False
     return as_text(value), False
 
 

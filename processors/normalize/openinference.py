@@ -50,6 +50,12 @@
   and `metadata.trace.run_id`, no `metadata.class_name`: BeeAI's `error`, `retry` and
   `final_answer` children, of their run's kind) normalizes to None.
 
+- DSPy: an LLM call's prompt is its adapter's fields, read by `dspy_fields` (the input
+  fields as the request, ReAct's trajectory as calls and results, the output fields as the
+  answer, the tools ReAct lists as the offer); a tool span is `{tool}.__call__` (or
+  `.acall`) without `tool.name`; a module's root span `{Module class}.forward` names the
+  program by its class, its `{"input_args": {...}}` input is its one text field.
+
 Other kinds (RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, inner CHAINs) say
 nothing about a turn and normalize to None. `session.id` is the conversation id.
 """
@@ -64,6 +70,7 @@ from typing import Any
 
 from ..model import ToolDefinition
 from ..spans import SpanRecord
+from . import dspy_fields
 from .base import (
     AgentInvocation,
     ChatMessage,
@@ -137,13 +144,17 @@ def _llm(span: SpanRecord) -> LlmStep:
         outputs = _messages(attributes, "llm.output_messages", "assistant")
     if not outputs and raw_output is not None:
         outputs = read_messages(raw_output, "assistant")
+    tools = _tools(attributes) or haystack_tools(raw_input, "tools")
+    if dspy_fields.is_adapter_prompt(inputs):
+        tools = tools or dspy_fields.offered_tools(inputs)
+        inputs, outputs = dspy_fields.read_call(inputs, outputs)
     return LlmStep(
         span_id=span.span_id,
         input_messages=inputs,
         output_messages=outputs,
         model=string(attributes, "llm.model_name"),
         provider=string(attributes, "llm.provider", "llm.system"),
-        tools=_tools(attributes) or haystack_tools(raw_input, "tools"),
+        tools=tools,
         conversation_id=conversation_id(attributes),
         agent_name=string(attributes, "agent.name"),
         start_time_unix_nano=span.start_time_unix_nano,
@@ -249,7 +260,7 @@ def _tool(span: SpanRecord) -> ToolExecution:
     )
     return ToolExecution(
         span_id=span.span_id,
-        name=string(attributes, "tool.name", "tool_call.function.name") or span.name,
+        name=string(attributes, "tool.name", "tool_call.function.name") or _tool_span_name(span),
         call_id=string(attributes, "tool_call.id", "tool.id", "gen_ai.tool.call.id")
         or message_call_id,
         arguments=arguments_text(
@@ -260,6 +271,20 @@ def _tool(span: SpanRecord) -> ToolExecution:
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
     )
+
+
+DSPY_SCOPE = "openinference.instrumentation.dspy"
+_DSPY_TOOL_METHODS = (".__call__", ".acall")
+
+
+def _tool_span_name(span: SpanRecord) -> str:
+    """The tool a span without `tool.name` ran: its name, less the method the DSPy
+    instrumentation names it by (`{tool name}.__call__`, `.acall`)."""
+    if span.scope_name == DSPY_SCOPE:
+        for method in _DSPY_TOOL_METHODS:
+            if span.name.endswith(method):
+                return span.name[: -len(method)]
+    return span.name
 
 
 _BOUND_CALL_KEYS = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
@@ -303,7 +328,9 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         agent_name=string(attributes, "agent.name") or _agent_span_name(span),
         conversation_id=conversation_id(attributes),
         model=string(attributes, "llm.model_name"),
-        input_text=_run_text(raw_input, "messages", "user"),
+        input_text=_run_text(
+            None if raw_input is None else _module_input(span, raw_input), "messages", "user"
+        ),
         output_text=_run_text(raw_output, "last_message", "assistant"),
         tools=_tools(attributes) or _smolagents_tools(attributes),
         start_time_unix_nano=span.start_time_unix_nano,
@@ -334,6 +361,12 @@ def _agent_span_name(span: SpanRecord) -> str:
     # openinference-instrumentation-smolagents names the run span `{Agent class}.run`.
     if "smolagents.max_steps" in span.attributes and span.name.endswith(".run"):
         return span.name[: -len(".run")]
+    # The DSPy instrumentation names a module's span `{Module class}.forward` (`.aforward`):
+    # a DSPy program has no other name.
+    if span.scope_name == DSPY_SCOPE:
+        for method in _DSPY_MODULE_METHODS:
+            if span.name.endswith(method):
+                return span.name[: -len(method)]
     # The AutoGen AgentChat and CrewAI instrumentations name it `{agent}.{method}`
     # (`release_engineer.on_messages_stream`, `release_engineer._execute_core`), with the
     # agent's own name as its graph node.
@@ -341,6 +374,25 @@ def _agent_span_name(span: SpanRecord) -> str:
     if node and span.name.startswith(f"{node}."):
         return node
     return span.name
+
+
+_DSPY_MODULE_METHODS = (".forward", ".aforward")
+
+
+def _module_input(span: SpanRecord, raw_input: Any) -> Any:
+    """A DSPy module's call as its `input.value` binds it (`{"input_args": {field: value}}`
+    for `forward(**input_args)`): the request is its one text field other than a history
+    (`dspy.History`, written as its repr `messages=[...]`), else the fields as given."""
+    if span.scope_name != DSPY_SCOPE:
+        return raw_input
+    bound = load_json(raw_input)
+    fields = bound.get("input_args") if isinstance(bound, Mapping) else None
+    if not isinstance(fields, Mapping):
+        return raw_input
+    texts = [
+        v for v in fields.values() if isinstance(v, str) and v and not v.startswith("messages=")
+    ]
+    return texts[0] if len(texts) == 1 else fields
 
 
 def _wraps_run(span: SpanRecord) -> bool:

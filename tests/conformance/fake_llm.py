@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from . import dspy_adapter_answers
 from .policy import GIT_TOOL, Answer, Message, Request, ToolCallAnswer, decide
 
 _IDS = itertools.count(1)
@@ -98,8 +99,13 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.endswith("/chat/completions"):
-            request = chat_request(body)
-            answer = with_message_arguments(request, fitted(decide(request), request))
+            if dspy_adapter_answers.is_dspy_request(body):
+                # DSPy asks for its own fields in text: the same decision, written so.
+                request, _, text = dspy_adapter_answers.answer(body)
+                answer = Answer(text=text)
+            else:
+                request = chat_request(body)
+                answer = with_message_arguments(request, fitted(decide(request), request))
             stream = bool(body.get("stream"))
             self.llm.record(Exchange("chat", request, answer, stream))
             if stream:

@@ -63,6 +63,7 @@ def _all() -> tuple[SetUp, ...]:
         autogen,
         beeai,
         crewai,
+        dspy,
         google_adk,
         haystack,
         langchain,
@@ -72,6 +73,7 @@ def _all() -> tuple[SetUp, ...]:
         openai_sdk,
         pydantic_ai,
         smolagents,
+        strands,
         traceloop_sdk,
     )
 
@@ -90,6 +92,8 @@ def _all() -> tuple[SetUp, ...]:
         litellm,
         beeai,
         haystack,
+        strands,
+        dspy,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 

@@ -12,6 +12,8 @@ import httpx
 import pytest
 
 from .cases import conversation
+from .dspy_adapter_answers import answer as dspy_answer
+from .dspy_adapter_answers import is_dspy_request
 from .fake_llm import (
     FakeLlm,
     chat_request,
@@ -340,3 +342,73 @@ def test_the_server_answers_both_apis_plain_and_streaming() -> None:
         ]
         assert events[0] == "response.created" and events[-1] == "response.completed"
         assert [e.api for e in llm.exchanges] == ["chat", "chat", "responses"]
+
+
+_DSPY_TOOLS = (
+    "        (1) git_push, whose description is <desc>Push a branch.</desc>. It takes "
+    "arguments {'repo': {'type': 'string'}, 'branch': {'type': 'string'}}.\n"
+    "        (2) finish, whose description is <desc>Marks the task as complete.</desc>. "
+    "It takes arguments {}.\n"
+)
+
+
+def _dspy_body(outputs: str, *messages: tuple[str, str]) -> dict[str, object]:
+    system = (
+        "Your input fields are:\n1. `question` (str): \n2. `trajectory` (str):\n"
+        f"Your output fields are:\n{outputs}\nAll interactions will be structured in the "
+        f"following way.\n\n[[ ## question ## ]]\n{{question}}\n\n{_DSPY_TOOLS}"
+    )
+    return {
+        "model": "fake-gpt",
+        "messages": [
+            {"role": "system", "content": system},
+            *({"role": role, "content": text} for role, text in messages),
+        ],
+    }
+
+
+_STEP_FIELDS = "1. `next_thought` (str): \n2. `next_tool_name` (str): \n3. `next_tool_args` (dict):"
+_CLOSING = "\n\nRespond with the corresponding output fields, starting with the field ..."
+
+
+def test_a_dspy_react_step_calls_the_tool_in_its_fields() -> None:
+    question = "[[ ## question ## ]]\nPush branch main of acme/clean.\n\n[[ ## trajectory ## ]]\n"
+    body = _dspy_body(_STEP_FIELDS, ("user", question + _CLOSING))
+    assert is_dspy_request(body)
+    _, _, text = dspy_answer(body)
+    assert "[[ ## next_tool_name ## ]]\ngit_push\n" in text
+    assert '{"repo": "acme/clean", "branch": "main"}' in text
+    assert text.endswith("[[ ## completed ## ]]")
+
+
+def test_a_dspy_extraction_answers_from_the_trajectory_and_the_history() -> None:
+    earlier = commit_sha("acme/session", "main")
+    history_trajectory = json.dumps(
+        {"tool_name_0": "git_push", "tool_args_0": {}, "observation_0": {"commit": earlier}}
+    )
+    trajectory = (
+        "[[ ## tool_name_0 ## ]]\ngit_push\n\n[[ ## tool_args_0 ## ]]\n{}\n\n"
+        f"[[ ## observation_0 ## ]]\n{_result('session', 'dev')}"
+    )
+    body = _dspy_body(
+        "1. `reasoning` (str): \n2. `answer` (str):",
+        (
+            "user",
+            "[[ ## question ## ]]\nPush branch main of acme/session.\n\n"
+            f"[[ ## trajectory ## ]]\n{history_trajectory}{_CLOSING}",
+        ),
+        ("assistant", "[[ ## answer ## ]]\nPushed main.\n\n[[ ## completed ## ]]"),
+        (
+            "user",
+            "[[ ## question ## ]]\nNow push branch dev of acme/session as well.\n\n"
+            f"[[ ## trajectory ## ]]\n{trajectory}{_CLOSING}",
+        ),
+    )
+    _, decision, text = dspy_answer(body)
+    sha = commit_sha("acme/session", "dev")
+    wanted = (
+        f"Pushed dev to acme/session: commit {sha[:12]}. "
+        f"The earlier push is still commit {earlier}."
+    )
+    assert decision.text == wanted
+    assert f"[[ ## answer ## ]]\n{wanted}\n" in text
