@@ -49,6 +49,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from factledger.collector import otlp, otlp_logs
+from factledger.collector.api_models import LOGS_RESPONSES
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import (
     PipelineClosed,
@@ -90,7 +91,7 @@ async def export_traces(request: Request) -> Response:
     return await _export(request, _TRACES)
 
 
-@router.post("/v1/logs")
+@router.post("/v1/logs", responses=LOGS_RESPONSES)
 async def export_logs(request: Request) -> Response:
     """Receive an OTLP `ExportLogsServiceRequest` (protobuf or JSON, optionally gzip).
 
