@@ -1,0 +1,35 @@
+"""Semantic Kernel: its conformance set-ups.
+
+Not yet among the families of `registry._all()`. Semantic Kernel offers a kernel
+function to the model under its plugin-qualified name (`Git-git_push`: plugin, hyphen,
+function; a function always belongs to a plugin), so the scripted LLM, which calls the
+tool named `git_push`, treats it as another agent's tool and calls it with the request
+text as arguments, and the checks (which want a call named `git_push`) fail the `tool`
+field of every case and the verdict of the failure cases. Everything else (turns, service,
+agent, model, user message, reply) is right, from the prompts and completions SK writes
+as OTel log records. Run it by hand with
+`.venv/bin/pytest tests/conformance -k semantic` after adding `semantic_kernel` to the
+families.
+"""
+
+from __future__ import annotations
+
+from ..registry import SetUp
+
+SETUPS: tuple[SetUp, ...] = (
+    SetUp(
+        id="semantic-kernel.native",
+        framework="Semantic Kernel (ChatCompletionAgent with a kernel function)",
+        instrumentation=(
+            "SK's own model and agent diagnostics (spans; prompts and completions as OTel logs)"
+        ),
+        program="semantic_kernel_agent",
+        env="semantic-kernel",
+        packages=("semantic-kernel",),
+        agent="release_engineer",
+        # SK has no tool-error type: a raised exception becomes the function's error
+        # result for the model, a returned error object its value.
+        failures=("err-raise", "err-object"),
+        extra_env={"SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE": "true"},
+    ),
+)
