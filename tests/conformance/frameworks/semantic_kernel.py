@@ -4,10 +4,13 @@ Not yet among the families of `registry._all()`. Semantic Kernel offers a kernel
 function to the model under its plugin-qualified name (`Git-git_push`: plugin, hyphen,
 function; a function always belongs to a plugin), so the scripted LLM, which calls the
 tool named `git_push`, treats it as another agent's tool and calls it with the request
-text as arguments, and the checks (which want a call named `git_push`) fail the `tool`
-field of every case and the verdict of the failure cases. Everything else (turns, service,
-agent, model, user message, reply) is right, from the prompts and completions SK writes
-as OTel log records. Run it by hand with
+text as arguments: the checks (which want a call named `git_push`) fail the `tool` field
+of every case, and the pushes of made-up repositories succeed, so the failure cases'
+verdicts and the clean cases' commits (in the reply) are off too. The turns, service,
+agent, model and user message are right, read from the prompts and completions SK writes
+as OTel log records; a scripted model that answers SK's name as `git_push` (tried, not
+kept) made fab and the failure cases pass, leaving only `unregistered_tool_call` on the
+clean ones (`git_push` was called, `Git-git_push` offered). Run it by hand with
 `.venv/bin/pytest tests/conformance -k semantic` after adding `semantic_kernel` to the
 families.
 """
