@@ -177,7 +177,9 @@ async def _receive(
     )
     try:
         if spans:
-            await run_in_threadpool(_submit, service.pipeline, reply_type, tenant, body, spans)
+            await run_in_threadpool(
+                _submit, service.pipeline, signal, reply_type, tenant, body, spans
+            )
     except RequestTooLarge as exc:  # no retry could pass: refused for good
         service.metrics.inc("factledger_requests_refused_total", reason="too_many_spans")
         return _error(reply_type, 413, str(exc))
@@ -199,11 +201,16 @@ async def _receive(
 
 
 def _submit(
-    pipeline: Any, reply_type: str, tenant: str, body: bytes, spans: list[SpanRecord]
+    pipeline: Any,
+    signal: _Signal,
+    reply_type: str,
+    tenant: str,
+    body: bytes,
+    spans: list[SpanRecord],
 ) -> None:
-    """Write the request ahead and queue its spans. Log spans are written as the trace
-    request they make (the log record body is not what the log replays)."""
-    if any(otlp_logs.is_log_span(s) for s in spans):
+    """Write the request ahead and queue its spans. A logs request is written as the
+    trace request its log spans make: the write-ahead log replays trace requests."""
+    if signal.name == "logs":
         pipeline.submit(otlp.PROTOBUF, tenant, otlp_logs.encode_trace_request(spans), spans)
     else:
         pipeline.submit(reply_type, tenant, body, spans)

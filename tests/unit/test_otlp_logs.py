@@ -348,3 +348,15 @@ def test_the_logs_response_counts_rejected_log_records(media: str) -> None:
             }
         }
     assert otlp.encode_response(media, signal="logs") in (b"", b"{}")
+
+
+def test_a_log_span_is_stored_and_read_back_as_a_log_span() -> None:
+    """Spans read back from the store (recovery at a restart) are still log spans, with
+    their event as it was."""
+    from factledger.collector.rows import SPAN_COLUMNS, span_from_row, span_row
+
+    doc = logs_document(record(eventName="gen_ai.choice", body=CASES[1][1]["body"]))
+    [span] = decode(doc, "protobuf").spans
+    back = span_from_row(dict(zip(SPAN_COLUMNS, span_row(span, 0), strict=True)))
+    assert back == span
+    assert is_log_span(back)
