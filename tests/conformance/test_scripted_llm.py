@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from .cases import conversation
-from .fake_llm import FakeLlm, chat_request, responses_request
+from .fake_llm import FakeLlm, by_function_name, chat_request, responses_request
 from .policy import Answer, Message, Request, ToolCallAnswer, decide
 from .setups._common import commit_sha, fabricated_sha
 
@@ -279,3 +279,24 @@ def test_the_server_answers_both_apis_plain_and_streaming() -> None:
         ]
         assert events[0] == "response.created" and events[-1] == "response.completed"
         assert [e.api for e in llm.exchanges] == ["chat", "chat", "responses"]
+
+
+def test_a_plugin_qualified_tool_is_read_by_its_function_name_and_called_as_offered() -> None:
+    """Semantic Kernel offers `git_push` of plugin `Git` as `Git-git_push`."""
+    qualified = {"Git-git_push": GIT["git_push"]}
+    first, back = by_function_name(Request("fake-gpt", (_user("clean"),), qualified))
+    assert set(first.tools) == {"git_push"}
+    answer = back(decide(first))
+    assert answer.call is not None and answer.call.name == "Git-git_push"
+    calls = (
+        Message("assistant", calls=(("c1", "Git-git_push"),)),
+        Message("tool", _result("clean"), answers="c1"),
+    )
+    later, back = by_function_name(Request("fake-gpt", (_user("clean"), *calls), qualified))
+    assert back(decide(later)) == Answer(text=f"Pushed main to acme/clean: commit {SHA[:12]}.")
+
+
+def test_names_are_left_alone_when_the_function_name_is_offered_too() -> None:
+    tools = {"Git-git_push": GIT["git_push"], **GIT}
+    request = Request("fake-gpt", (_user("clean"),), tools)
+    assert by_function_name(request)[0] == request

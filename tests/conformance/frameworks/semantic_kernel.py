@@ -2,15 +2,12 @@
 
 Not yet among the families of `registry._all()`. Semantic Kernel offers a kernel
 function to the model under its plugin-qualified name (`Git-git_push`: plugin, hyphen,
-function; a function always belongs to a plugin), so the scripted LLM, which calls the
-tool named `git_push`, treats it as another agent's tool and calls it with the request
-text as arguments: the checks (which want a call named `git_push`) fail the `tool` field
-of every case, and the pushes of made-up repositories succeed, so the failure cases'
-verdicts and the clean cases' commits (in the reply) are off too. The turns, service,
-agent, model and user message are right, read from the prompts and completions SK writes
-as OTel log records; a scripted model that answers SK's name as `git_push` (tried, not
-kept) made fab and the failure cases pass, leaving only `unregistered_tool_call` on the
-clean ones (`git_push` was called, `Git-git_push` offered). Run it by hand with
+function; a function always belongs to a plugin), and the model calls it by that name, so
+every turn's push is a call of `Git-git_push`, and the checks want a call named
+`git_push`: the `tool` field fails in every case. Every other field passes (turns,
+service, agent, model, user message, reply, verdict: the prompts and completions come
+from the OTel log records SK writes); with a check that takes `Plugin-git_push` as
+`git_push`, all five cases pass. Run it by hand with
 `.venv/bin/pytest tests/conformance -k semantic` after adding `semantic_kernel` to the
 families.
 """
