@@ -230,6 +230,8 @@ class TurnAssembler:
         max_seen_spans: int = 200_000,
         max_versions: int = 100_000,
         normalizer: Normalizer | None = None,
+        max_held_logs: int = MAX_HELD_LOGS_PER_GROUP,
+        max_log_events: int = MAX_LOG_EVENTS_PER_SPAN,
     ) -> None:
         if normalizer is None:
             from .normalize.dispatch import normalize
@@ -243,6 +245,8 @@ class TurnAssembler:
         self._max_done = max(0, max_completed_groups)
         self._max_seen = max(0, max_seen_spans)
         self._max_versions = max(1, max_versions)
+        self._max_held_logs = max(0, max_held_logs)
+        self._max_log_events = max(0, max_log_events)
         self._next_gid = 1
         self._groups: dict[int, _Group] = {}
         self._open: OrderedDict[int, None] = OrderedDict()  # by first_seen
@@ -346,7 +350,7 @@ class TurnAssembler:
         target = (log_span.trace_id, log_span.parent_span_id)
         member = group.members.get(target)
         if member is None:
-            if group.held_count >= MAX_HELD_LOGS_PER_GROUP:
+            if group.held_count >= self._max_held_logs:
                 self._count("held_logs_full")
                 return
             self._remember((log_span.tenant, log_span.trace_id, log_span.span_id))
@@ -355,7 +359,7 @@ class TurnAssembler:
             if group.gid in self._open:
                 self._touch(group, now)
             return
-        if len(member.logs) >= MAX_LOG_EVENTS_PER_SPAN or member.raw is None:
+        if len(member.logs) >= self._max_log_events or member.raw is None:
             self._count("log_events_full")
             return
         self._remember((log_span.tenant, log_span.trace_id, log_span.span_id))
@@ -381,8 +385,8 @@ class TurnAssembler:
         if not found:
             return ()
         group.held_count -= len(found)
-        kept = found[:MAX_LOG_EVENTS_PER_SPAN]
-        for _ in found[MAX_LOG_EVENTS_PER_SPAN:]:
+        kept = found[: self._max_log_events]
+        for _ in found[self._max_log_events :]:
             self._count("log_events_full")
         return tuple(kept)
 
@@ -526,7 +530,7 @@ class TurnAssembler:
             if self._has_room(survivor):
                 survivor.members[span_key] = member
         for target, logs in other.held.items():
-            room = MAX_HELD_LOGS_PER_GROUP - survivor.held_count
+            room = self._max_held_logs - survivor.held_count
             for _ in logs[max(0, room) :]:
                 self._count("held_logs_full")
             if room > 0:

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from factledger.collector.otlp_logs import log_span
-from factledger.processors import assembler as assembler_module
 from factledger.processors.assembler import AssembledTurn, TurnAssembler
 from factledger.processors.spans import SpanRecord
 
@@ -166,11 +165,11 @@ def test_a_log_held_past_the_judging_of_its_group_still_joins_when_its_span_come
     assert (turn.turn.user_message, turn.turn.reply) == ("Push my branch.", "Pushed.")
 
 
-def test_held_logs_and_events_per_span_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(assembler_module, "MAX_HELD_LOGS_PER_GROUP", 2)
-    monkeypatch.setattr(assembler_module, "MAX_LOG_EVENTS_PER_SPAN", 3)
+def test_held_logs_and_events_per_span_are_bounded() -> None:
     clock = FakeClock()
-    asm = make(clock)
+    asm = TurnAssembler(
+        clock, grace_seconds=1.0, max_wait_seconds=30.0, max_held_logs=2, max_log_events=3
+    )
     for i in range(3):
         asm.add(log("gen_ai.user.message", {"content": f"m{i}"}, at=i))
     assert asm.drops == {"held_logs_full": 1}
