@@ -373,6 +373,8 @@ class TurnAssembler:
         group.ready = None
         if isinstance(value, AgentInvocation):
             group.agent_traces.add(member.trace_id)
+        elif isinstance(value, LlmStep) and member.trace_id not in group.agent_traces:
+            self._rekey(group)  # later calls of other traces join on what the call now says
         if group.gid in self._done:
             self._reopen(group, now)  # its turn changed: judged again, the next version
         self._touch(group, now)
@@ -448,7 +450,10 @@ class TurnAssembler:
             return NO_JOIN
         if group is not None and span.trace_id in group.agent_traces:
             return NO_JOIN  # a call of an agent run belongs to that run's turn
-        return join_keys(span.tenant, span.service_name, value, by_call_id=group is None)
+        # A group that holds only logs (they came before the trace's first span) is no
+        # trace of its own yet: the call may look up the call ids it answers.
+        first = group is None or not group.members
+        return join_keys(span.tenant, span.service_name, value, by_call_id=first)
 
     def _joined_group(
         self, keys: JoinKeys, when: CallTime, current: _Group | None

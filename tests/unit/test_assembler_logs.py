@@ -191,3 +191,65 @@ def test_a_log_of_an_unreadable_shape_costs_only_itself() -> None:
     asm.add(choice_log())
     [turn] = settle(asm, clock)
     assert (turn.turn.user_message, turn.turn.reply) == ("Push my branch.", "Pushed.")
+
+
+def _call_log(trace: str, span_id: str, event: str, body: object, at: int) -> SpanRecord:
+    return log_span(
+        trace_id=trace,
+        span_id=span_id,
+        time_unix_nano=T0 + at,
+        event_name=event,
+        severity_number=0,
+        severity_text="",
+        attributes={},
+        body=body,
+        resource={"service.name": "sk-app"},
+        scope=("tests", ""),
+        tenant="default",
+    )
+
+
+def test_per_call_traces_whose_content_came_as_logs_join_into_one_turn() -> None:
+    """Each LLM call its own trace (no agent span), every message a log record: the second
+    call answers the first's tool call, whichever way its logs and span arrive."""
+    first, second = "a" * 32, "b" * 32
+    ask = {"role": "user", "content": "Push branch main of acme/x."}
+    calls = [
+        {"id": "call_1", "type": "function", "function": {"name": "git_push", "arguments": "{}"}}
+    ]
+    clock = FakeClock()
+    asm = make(clock)
+    asm.add(chat_span("1" * 16, first))
+    asm.add(_call_log(first, "1" * 16, "gen_ai.user.message", ask, 1))
+    asm.add(
+        _call_log(
+            first,
+            "1" * 16,
+            "gen_ai.choice",
+            {"message": {"role": "assistant", "tool_calls": calls}, "finish_reason": "tool_calls"},
+            2,
+        )
+    )
+    clock.now += 0.1
+    for at, (event, body) in enumerate(
+        [
+            ("gen_ai.user.message", ask),
+            ("gen_ai.assistant.message", {"role": "assistant", "tool_calls": calls}),
+            ("gen_ai.tool.message", {"role": "tool", "content": "pushed", "id": "call_1"}),
+            ("gen_ai.choice", {"message": {"role": "assistant", "content": "Pushed."}}),
+        ]
+    ):
+        asm.add(_call_log(second, "2" * 16, event, body, 10 + at))
+    later = chat_span("2" * 16, second)
+    asm.add(
+        SpanRecord(
+            **{
+                **later.__dict__,
+                "start_time_unix_nano": T0 + 2_000,
+                "end_time_unix_nano": T0 + 3_000,
+            }
+        )
+    )
+    [turn] = settle(asm, clock)
+    assert (turn.turn.user_message, turn.turn.reply) == ("Push branch main of acme/x.", "Pushed.")
+    assert [c.name for c in turn.turn.tool_calls] == ["git_push"]
