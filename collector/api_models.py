@@ -468,3 +468,20 @@ RECEIVER_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 """What POST /v1/traces answers (collector/receiver.py's status table), in the request's
 media type: JSON as below, protobuf for a protobuf request."""
+
+
+class PartialLogsSuccess(ApiModel):
+    rejectedLogRecords: str | None = Field(default=None, description="int64 as a decimal string")
+    errorMessage: str | None = None
+
+
+class ExportLogsResponse(ApiModel):
+    """OTLP/JSON ExportLogsServiceResponse (protobuf for a protobuf request)."""
+
+    partialSuccess: PartialLogsSuccess | None = None
+
+
+LOGS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: _otlp(ExportLogsResponse, "accepted; `partialSuccess` counts rejected log records"),
+}
+"""What POST /v1/logs answers where it differs from `RECEIVER_RESPONSES`."""

@@ -9,6 +9,7 @@ Errors, each with its HTTP status in `STATUS_FOR`:
 FactLedgerError
  └── OtlpError
       ├── OtlpDecodeError       400  the body is not an ExportTraceServiceRequest
+      │                              (or, on /v1/logs, an ExportLogsServiceRequest)
       ├── PayloadTooLarge       413  the body, or what it inflates to, exceeds the limit
       ├── UnsupportedMediaType  415  Content-Type is neither protobuf nor JSON
       └── UnsupportedEncoding   415  Content-Encoding is neither identity nor gzip
@@ -30,11 +31,13 @@ from typing import Literal
 
 # googleapis-common-protos ships .pyi files but no py.typed marker.
 from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
 from factledger.collector.otlp_json import decode_json
+from factledger.collector.otlp_logs import decode_logs_json, decode_logs_protobuf
 from factledger.collector.otlp_proto import decode_protobuf
 from factledger.processors.errors import FactLedgerError
 from factledger.processors.spans import SpanRecord
@@ -103,6 +106,12 @@ class DecodeResult:
 
 
 Media = Literal["protobuf", "json"]
+Signal = Literal["traces", "logs"]
+"""What a request exports: spans (`/v1/traces`) or log records (`/v1/logs`, read as log
+spans: `collector.otlp_logs`)."""
+
+ITEMS: Mapping[Signal, str] = {"traces": "spans", "logs": "log records"}
+"""What one item of each signal is called in messages to the sender."""
 
 
 def media_of(content_type: str) -> Media:
@@ -133,15 +142,21 @@ def decode_request(
     *,
     tenant: str = "default",
     max_spans: int = MAX_SPANS_PER_REQUEST,
+    signal: Signal = "traces",
 ) -> DecodeResult:
-    """Decode an (already decompressed) OTLP/HTTP trace export body.
+    """Decode an (already decompressed) OTLP/HTTP trace export body, or for `signal`
+    "logs" a logs export body into log spans (`collector.otlp_logs`).
 
     Never lets one span's fault reach another span: a span that cannot be keyed or read
     is dropped and counted in the result. Raises UnsupportedMediaType for a Content-Type
     other than protobuf or JSON, OtlpDecodeError when the body as a whole is unreadable,
     and nothing else.
     """
-    decode = decode_protobuf if media_of(content_type) == "protobuf" else decode_json
+    protobuf = media_of(content_type) == "protobuf"
+    if signal == "logs":
+        decode = decode_logs_protobuf if protobuf else decode_logs_json
+    else:
+        decode = decode_protobuf if protobuf else decode_json
     try:
         spans, reasons = decode(body, tenant=tenant, max_spans=max_spans)
     except ValueError as exc:
@@ -151,26 +166,38 @@ def decode_request(
         spans=tuple(spans),
         rejected=rejected,
         reasons=dict(sorted(reasons.items())),
-        error_message=_summary(reasons, len(spans), max_spans) if rejected else "",
+        error_message=_summary(reasons, len(spans), max_spans, signal) if rejected else "",
     )
 
 
-def _summary(reasons: Mapping[str, int], kept: int, max_spans: int) -> str:
+def _summary(reasons: Mapping[str, int], kept: int, max_spans: int, signal: Signal) -> str:
     rejected = sum(reasons.values())
     counts = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
-    text = f"rejected {rejected} of {kept + rejected} spans ({counts})"
-    if "too_many_spans" in reasons:
-        text += f"; at most {max_spans} spans are read per request"
+    items = ITEMS[signal]
+    text = f"rejected {rejected} of {kept + rejected} {items} ({counts})"
+    if reasons.keys() & {"too_many_spans", "too_many_log_records"}:
+        text += f"; at most {max_spans} {items} are read per request"
+    if "no_span" in reasons:
+        text += "; a log record is kept only when it names its span (trace id and span id)"
     if reasons.keys() & {"invalid_trace_id", "invalid_span_id", "invalid_parent_span_id"}:
         text += "; ids must be 16/8 bytes, in OTLP/JSON as 32/16 hex characters"
     return text
 
 
-def encode_response(content_type: str, rejected: int = 0, error_message: str = "") -> bytes:
-    """An ExportTraceServiceResponse body in the request's media type (see
-    `response_content_type`). `partial_success` is present only when something was
-    rejected or there is a message, so a clean export answers an empty message (`{}`)."""
+def encode_response(
+    content_type: str, rejected: int = 0, error_message: str = "", signal: Signal = "traces"
+) -> bytes:
+    """An ExportTraceServiceResponse (for `signal` "logs" an ExportLogsServiceResponse)
+    body in the request's media type (see `response_content_type`). `partial_success` is
+    present only when something was rejected or there is a message, so a clean export
+    answers an empty message (`{}`)."""
     if response_content_type(content_type) == PROTOBUF:
+        if signal == "logs":
+            logs = ExportLogsServiceResponse()
+            if rejected or error_message:
+                logs.partial_success.rejected_log_records = rejected
+                logs.partial_success.error_message = error_message
+            return bytes(logs.SerializeToString())
         response = ExportTraceServiceResponse()
         if rejected or error_message:
             response.partial_success.rejected_spans = rejected
@@ -178,7 +205,8 @@ def encode_response(content_type: str, rejected: int = 0, error_message: str = "
         return response.SerializeToString()
     partial: dict[str, str] = {}
     if rejected:
-        partial["rejectedSpans"] = str(rejected)  # int64: a decimal string in OTLP/JSON
+        # int64: a decimal string in OTLP/JSON
+        partial["rejectedLogRecords" if signal == "logs" else "rejectedSpans"] = str(rejected)
     if error_message:
         partial["errorMessage"] = error_message
     return _json({"partialSuccess": partial} if partial else {})

@@ -955,6 +955,10 @@ class Pipeline:
         m.describe("factledger_spans_stored_total", "Spans written to the store.")
         m.describe("factledger_spans_dropped_total", "Spans not accepted, by reason.")
         m.describe(
+            "factledger_log_records_dropped_total",
+            "Log records (POST /v1/logs) not accepted, by reason (no_span, ...).",
+        )
+        m.describe(
             "factledger_spans_refused_total",
             "Spans of requests refused whole and not acknowledged (503: the client retries;"
             " 413: more spans than the backlog bound), by reason; not drops.",

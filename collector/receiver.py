@@ -1,4 +1,9 @@
-"""POST /v1/traces: the OTLP/HTTP receiver.
+"""POST /v1/traces and POST /v1/logs: the OTLP/HTTP receiver.
+
+Both routes are one implementation (`_export`), parametrized by the signal: the same
+tokens, limits, capacity checks, write-ahead log and status codes. A log record is
+received as a log span (`collector.otlp_logs`), and its partial success counts
+`rejected_log_records`.
 
 The route only checks, decodes and hands over; it never waits for storage or validation.
 Status codes follow the OTLP/HTTP specification:
@@ -37,12 +42,14 @@ import asyncio
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from factledger.collector import otlp
+from factledger.collector import otlp, otlp_logs
+from factledger.collector.api_models import LOGS_RESPONSES
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import (
     PipelineClosed,
@@ -64,9 +71,37 @@ _WAL_UNAVAILABLE = "the write-ahead log cannot be written (disk full or failing)
 _STORE_UNAVAILABLE = "the store cannot write now (full disk or out of resources), retry later"
 
 
+@dataclass(frozen=True)
+class _Signal:
+    """What one OTLP route receives; the traces and logs routes differ in nothing else."""
+
+    name: otlp.Signal
+    dropped_metric: str
+    """The counter of items dropped, by reason."""
+    items: str
+
+
+_TRACES = _Signal("traces", "factledger_spans_dropped_total", "spans")
+_LOGS = _Signal("logs", "factledger_log_records_dropped_total", "log records")
+
+
 @router.post("/v1/traces")
 async def export_traces(request: Request) -> Response:
     """Receive an OTLP `ExportTraceServiceRequest` (protobuf or JSON, optionally gzip)."""
+    return await _export(request, _TRACES)
+
+
+@router.post("/v1/logs", responses=LOGS_RESPONSES)
+async def export_logs(request: Request) -> Response:
+    """Receive an OTLP `ExportLogsServiceRequest` (protobuf or JSON, optionally gzip).
+
+    Each log record that names its span becomes a log span (`collector.otlp_logs`); the
+    log spans are written ahead as one protobuf `ExportTraceServiceRequest`, so they are
+    replayed, stored and recovered as trace spans are."""
+    return await _export(request, _LOGS)
+
+
+async def _export(request: Request, signal: _Signal) -> Response:
     service = request.app.state.service
     content_type = request.headers.get("content-type", "")
     reply_type = otlp.response_content_type(content_type)
@@ -89,7 +124,7 @@ async def export_traces(request: Request) -> Response:
     budget = _budget(request, settings.max_bodies_in_flight_bytes)
     held = _Held(budget)
     try:
-        return await _receive(request, service, reply_type, tenant, limit, held)
+        return await _receive(request, service, reply_type, tenant, limit, held, signal)
     except BodiesInFlight:
         service.metrics.inc("factledger_requests_refused_total", reason="bodies_in_flight")
         response = _error(
@@ -107,7 +142,13 @@ async def export_traces(request: Request) -> Response:
 
 
 async def _receive(
-    request: Request, service: Any, reply_type: str, tenant: str, limit: int, held: _Held
+    request: Request,
+    service: Any,
+    reply_type: str,
+    tenant: str,
+    limit: int,
+    held: _Held,
+    signal: _Signal,
 ) -> Response:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) <= limit:
@@ -118,7 +159,9 @@ async def _receive(
         if body is not raw:
             held.take(len(body))
         del raw  # a compressed body is not needed once inflated
-        result = await run_in_threadpool(otlp.decode_request, body, reply_type, tenant=tenant)
+        result = await run_in_threadpool(
+            otlp.decode_request, body, reply_type, tenant=tenant, signal=signal.name
+        )
     except (BodiesInFlight, BodyTimeout):
         raise
     except Exception as exc:
@@ -128,13 +171,15 @@ async def _receive(
         service.metrics.inc("factledger_requests_refused_total", reason=str(status))
         return _error(reply_type, status, str(exc) or type(exc).__name__)
     for reason, count in result.reasons.items():
-        service.metrics.inc("factledger_spans_dropped_total", count, reason=reason)
+        service.metrics.inc(signal.dropped_metric, count, reason=reason)
     spans, rejected, message = _within_retention(
-        result, service.settings.retention_days, service.metrics
+        result, service.settings.retention_days, service.metrics, signal
     )
     try:
         if spans:
-            await run_in_threadpool(service.pipeline.submit, reply_type, tenant, body, spans)
+            await run_in_threadpool(
+                _submit, service.pipeline, signal, reply_type, tenant, body, spans
+            )
     except RequestTooLarge as exc:  # no retry could pass: refused for good
         service.metrics.inc("factledger_requests_refused_total", reason="too_many_spans")
         return _error(reply_type, 413, str(exc))
@@ -151,12 +196,28 @@ async def _receive(
     except StoreUnavailable:
         service.metrics.inc("factledger_requests_refused_total", reason="store_unavailable")
         return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
-    payload = otlp.encode_response(reply_type, rejected, message)
+    payload = otlp.encode_response(reply_type, rejected, message, signal.name)
     return Response(payload, status_code=200, media_type=reply_type)
 
 
+def _submit(
+    pipeline: Any,
+    signal: _Signal,
+    reply_type: str,
+    tenant: str,
+    body: bytes,
+    spans: list[SpanRecord],
+) -> None:
+    """Write the request ahead and queue its spans. A logs request is written as the
+    trace request its log spans make: the write-ahead log replays trace requests."""
+    if signal.name == "logs":
+        pipeline.submit(otlp.PROTOBUF, tenant, otlp_logs.encode_trace_request(spans), spans)
+    else:
+        pipeline.submit(reply_type, tenant, body, spans)
+
+
 def _within_retention(
-    result: otlp.DecodeResult, retention_days: int, metrics: Metrics
+    result: otlp.DecodeResult, retention_days: int, metrics: Metrics, signal: _Signal = _TRACES
 ) -> tuple[list[SpanRecord], int, str]:
     """Spans the store would expire at once (older than the retention) or cannot place in
     time (more than a day ahead) are refused here, counted and reported, rather than
@@ -171,11 +232,11 @@ def _within_retention(
     old = sum(1 for s in result.spans if s.start_time_unix_nano < cutoff)
     notes = []
     if old:
-        metrics.inc("factledger_spans_dropped_total", old, reason="older_than_retention")
-        notes.append(f"{old} spans started before the {retention_days}-day retention")
+        metrics.inc(signal.dropped_metric, old, reason="older_than_retention")
+        notes.append(f"{old} {signal.items} started before the {retention_days}-day retention")
     if refused - old:
-        metrics.inc("factledger_spans_dropped_total", refused - old, reason="start_in_the_future")
-        notes.append(f"{refused - old} spans start more than a day in the future")
+        metrics.inc(signal.dropped_metric, refused - old, reason="start_in_the_future")
+        notes.append(f"{refused - old} {signal.items} start more than a day in the future")
     note = "; ".join(notes) + "; they were not stored"
     message = f"{result.error_message}; {note}" if result.error_message else note
     return kept, result.rejected + refused, message

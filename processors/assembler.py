@@ -31,6 +31,15 @@ the spans read back with them, so versions go on and nothing judged is judged ag
 Everything is bounded: open groups (the oldest is judged early when full), spans per
 group, judged groups kept for late spans, span ids kept for duplicates.
 
+Log spans (`spans.is_log_span`: GenAI content an instrumentation wrote as OTLP log
+records) are not turn spans: the event each carries is folded into the span it names
+before that span is normalized, whichever arrives first. A log before its span waits in
+the group (at most `MAX_HELD_LOGS_PER_GROUP`); a log after its span makes the span be
+read again with the event, the group counted as changed (a judged turn gets its next
+version). A span takes at most `MAX_LOG_EVENTS_PER_SPAN` log events. Held logs never hold
+a group back: the grace and the maximum wait decide as for spans, and logs whose span
+never came are counted as `log_without_span` when their group is forgotten.
+
 Not thread-safe: the pipeline calls one assembler from one thread.
 """
 
@@ -46,7 +55,7 @@ from typing import TypeAlias
 from .joins import JOIN_SLACK_SECONDS, NO_JOIN, CallTime, JoinIndex, JoinKeys, join_keys
 from .model import Turn
 from .normalize.base import AgentInvocation, LlmStep, NormalizedSpan, ToolExecution
-from .spans import SpanRecord
+from .spans import SpanEvent, SpanRecord, is_log_span
 from .turn_builder import TurnSpans, awaits_tools, build_turn, split_turns
 
 Normalizer: TypeAlias = Callable[[SpanRecord], NormalizedSpan | None]
@@ -59,6 +68,12 @@ MAX_UNREAD_LABELS = 50
 
 MAX_SPANS_PER_GROUP = 2_000
 """Spans one group may hold; a trace past it is judged on the first ones."""
+
+MAX_LOG_EVENTS_PER_SPAN = 256
+"""Log events folded into one span; more are counted as `log_events_full`."""
+
+MAX_HELD_LOGS_PER_GROUP = 2_000
+"""Logs one group holds for spans not arrived yet; more are counted as `held_logs_full`."""
 
 _MAX_DEPTH = 256
 """Parent links followed from a span; deeper (or cyclic) chains are cut there."""
@@ -120,8 +135,21 @@ class PriorVerdict:
 # is native, where a dataclass's is generated Python, and one is made per span or turn.
 
 
+_HeldLog: TypeAlias = tuple[str, SpanEvent]  # (log span id, its event)
+
+
 class _Member:
-    __slots__ = ("end_ns", "parent_span_id", "service", "span_id", "start_ns", "trace_id", "value")
+    __slots__ = (
+        "end_ns",
+        "logs",
+        "parent_span_id",
+        "raw",
+        "service",
+        "span_id",
+        "start_ns",
+        "trace_id",
+        "value",
+    )
 
     def __init__(
         self,
@@ -132,6 +160,8 @@ class _Member:
         start_ns: int,
         end_ns: int,
         service: str,
+        raw: SpanRecord | None = None,
+        logs: tuple[_HeldLog, ...] = (),
     ) -> None:
         self.trace_id = trace_id
         self.span_id = span_id
@@ -140,6 +170,10 @@ class _Member:
         self.start_ns = start_ns
         self.end_ns = end_ns
         self.service = service
+        self.raw = raw
+        """The span as received, to be read again when a log event joins it."""
+        self.logs = logs
+        """Log events folded into the span, with the ids of the log spans that carried them."""
 
 
 class _Group:
@@ -147,6 +181,8 @@ class _Group:
         "agent_traces",
         "first_seen",
         "gid",
+        "held",
+        "held_count",
         "join_keys",
         "last_seen",
         "members",
@@ -167,6 +203,9 @@ class _Group:
         """Traces of the group that hold an agent span: turns of their own, never joined."""
         self.ready: bool | None = None
         """Cached readiness; None after a change."""
+        self.held: dict[_SpanKey, list[_HeldLog]] = {}
+        """Log events that name a span the group does not hold yet, by that span."""
+        self.held_count = 0
 
 
 class _Part:
@@ -197,6 +236,8 @@ class TurnAssembler:
         max_seen_spans: int = 200_000,
         max_versions: int = 100_000,
         normalizer: Normalizer | None = None,
+        max_held_logs: int = MAX_HELD_LOGS_PER_GROUP,
+        max_log_events: int = MAX_LOG_EVENTS_PER_SPAN,
     ) -> None:
         if normalizer is None:
             from .normalize.dispatch import normalize
@@ -210,6 +251,8 @@ class TurnAssembler:
         self._max_done = max(0, max_completed_groups)
         self._max_seen = max(0, max_seen_spans)
         self._max_versions = max(1, max_versions)
+        self._max_held_logs = max(0, max_held_logs)
+        self._max_log_events = max(0, max_log_events)
         self._next_gid = 1
         self._groups: dict[int, _Group] = {}
         self._open: OrderedDict[int, None] = OrderedDict()  # by first_seen
@@ -254,10 +297,15 @@ class TurnAssembler:
         if seen_key in self._seen or (group is not None and key in group.members):
             self._count("duplicate")
             return
+        if is_log_span(span):
+            self._add_log(span, group)
+            return
+        logs = self._take_held(group, key)
         try:
-            value = self._normalize(span)
+            value = self._normalize(_with_logs(span, logs))
         except Exception:  # one malformed span never stops assembly
             self._count("normalize_error")
+            self._lost_logs(logs)
             return
         now = self._clock()
         if value is None:
@@ -267,10 +315,12 @@ class TurnAssembler:
                 self._note_unread(trace_key, span, now)
             elif self._has_room(group):
                 self._remember(seen_key)
-                group.members[key] = self._member(span, None)
+                group.members[key] = self._member(span, None, logs)
                 if group.gid in self._open:
                     group.ready = None
                     self._touch(group, now)
+            else:
+                self._lost_logs(logs)
             return
         if (
             isinstance(value, AgentInvocation)
@@ -293,14 +343,76 @@ class TurnAssembler:
             self._reopen(group, now)
         self._unread.pop(trace_key, None)
         if not self._has_room(group):
+            self._lost_logs(logs)
             return
         self._remember(seen_key)
-        group.members[key] = self._member(span, value)
+        group.members[key] = self._member(span, value, logs)
         group.ready = None
         if isinstance(value, AgentInvocation):
             group.agent_traces.add(span.trace_id)
         self._register(group, join.registrations, when)
         self._touch(group, now)
+
+    def _add_log(self, log_span: SpanRecord, group: _Group | None) -> None:
+        """Fold a log span's event into the span it names, or hold it until that span
+        comes (see the module)."""
+        if not log_span.parent_span_id or not log_span.events:
+            self._count("log_without_span")
+            return
+        now = self._clock()
+        if group is None:
+            group = self._new_group(log_span.tenant, now)
+            self._by_trace[(log_span.tenant, log_span.trace_id)] = group.gid
+            group.traces.add(log_span.trace_id)
+        held: _HeldLog = (log_span.span_id, log_span.events[0])
+        target = (log_span.trace_id, log_span.parent_span_id)
+        member = group.members.get(target)
+        if member is None:
+            if group.held_count >= self._max_held_logs:
+                self._count("held_logs_full")
+                return
+            self._remember((log_span.tenant, log_span.trace_id, log_span.span_id))
+            group.held.setdefault(target, []).append(held)
+            group.held_count += 1
+            if group.gid in self._open:
+                self._touch(group, now)
+            return
+        if len(member.logs) >= self._max_log_events or member.raw is None:
+            self._count("log_events_full")
+            return
+        self._remember((log_span.tenant, log_span.trace_id, log_span.span_id))
+        member.logs = (*member.logs, held)
+        try:
+            value = self._normalize(_with_logs(member.raw, member.logs))
+        except Exception:  # the span keeps what it was read as without the log
+            self._count("normalize_error")
+            return
+        member.value = value
+        group.ready = None
+        if isinstance(value, AgentInvocation):
+            group.agent_traces.add(member.trace_id)
+        elif isinstance(value, LlmStep) and member.trace_id not in group.agent_traces:
+            self._rekey(group)  # later calls of other traces join on what the call now says
+        if group.gid in self._done:
+            self._reopen(group, now)  # its turn changed: judged again, the next version
+        self._touch(group, now)
+
+    def _take_held(self, group: _Group | None, key: _SpanKey) -> tuple[_HeldLog, ...]:
+        """The logs held for span `key`, taken out of the group."""
+        if group is None or not group.held:
+            return ()
+        found = group.held.pop(key, None)
+        if not found:
+            return ()
+        group.held_count -= len(found)
+        kept = found[: self._max_log_events]
+        for _ in found[self._max_log_events :]:
+            self._count("log_events_full")
+        return tuple(kept)
+
+    def _lost_logs(self, logs: tuple[_HeldLog, ...]) -> None:
+        for _ in logs:
+            self._count("log_without_span")
 
     def remember(self, prior: PriorVerdict) -> None:
         """Go on from a verdict stored before this assembler started: the turn's next
@@ -357,7 +469,10 @@ class TurnAssembler:
             return NO_JOIN
         if group is not None and span.trace_id in group.agent_traces:
             return NO_JOIN  # a call of an agent run belongs to that run's turn
-        return join_keys(span.tenant, span.service_name, value, by_call_id=group is None)
+        # A group that holds only logs (they came before the trace's first span) is no
+        # trace of its own yet: the call may look up the call ids it answers.
+        first = group is None or not group.members
+        return join_keys(span.tenant, span.service_name, value, by_call_id=first)
 
     def _joined_group(
         self, keys: JoinKeys, when: CallTime, current: _Group | None
@@ -390,6 +505,11 @@ class TurnAssembler:
             self._reopen(group, now)  # its turns lost this trace's spans: judged again
         own = self._new_group(group.tenant, now)
         own.members.update(moved)
+        for target in [t for t in group.held if t[0] == trace_id]:
+            logs = group.held.pop(target)
+            group.held_count -= len(logs)
+            own.held[target] = logs
+            own.held_count += len(logs)
         own.traces.add(trace_id)
         self._by_trace[(group.tenant, trace_id)] = own.gid
         return own
@@ -433,6 +553,13 @@ class TurnAssembler:
         for span_key, member in other.members.items():
             if self._has_room(survivor):
                 survivor.members[span_key] = member
+        for target, logs in other.held.items():
+            room = self._max_held_logs - survivor.held_count
+            for _ in logs[max(0, room) :]:
+                self._count("held_logs_full")
+            if room > 0:
+                survivor.held.setdefault(target, []).extend(logs[:room])
+                survivor.held_count += min(room, len(logs))
         for trace_id in other.traces:
             self._by_trace[(other.tenant, trace_id)] = survivor.gid
         survivor.traces |= other.traces
@@ -464,7 +591,9 @@ class TurnAssembler:
             self._seen.popitem(last=False)
 
     @staticmethod
-    def _member(span: SpanRecord, value: NormalizedSpan | None) -> _Member:
+    def _member(
+        span: SpanRecord, value: NormalizedSpan | None, logs: tuple[_HeldLog, ...] = ()
+    ) -> _Member:
         return _Member(
             trace_id=span.trace_id,
             span_id=span.span_id,
@@ -473,6 +602,8 @@ class TurnAssembler:
             start_ns=span.start_time_unix_nano,
             end_ns=span.end_time_unix_nano,
             service=span.service_name,
+            raw=span,
+            logs=logs,
         )
 
     # --- completion --------------------------------------------------------------------
@@ -516,7 +647,11 @@ class TurnAssembler:
         return out
 
     def _versioned(self, turn: Turn, members: tuple[_Member, ...]) -> AssembledTurn | None:
-        span_ids = frozenset(m.span_id for m in members)
+        # A log span folded into a member counts as one of the turn's spans: a late log
+        # changes the turn, and its id is among the spans its verdict judged.
+        span_ids = frozenset(
+            [m.span_id for m in members] + [log_id for m in members for log_id, _ in m.logs]
+        )
         previous = self._versions.get(turn.turn_id)
         if previous is not None and previous[1] == span_ids:
             return None  # nothing new for this turn (a late span belonged to another)
@@ -543,6 +678,8 @@ class TurnAssembler:
             self._versions.popitem(last=False)
 
     def _forget(self, group: _Group) -> None:
+        for _ in range(group.held_count):
+            self._count("log_without_span")  # their span never came
         self._done.pop(group.gid, None)
         del self._groups[group.gid]
         for trace_id in group.traces:
@@ -631,6 +768,14 @@ class TurnAssembler:
             ),
         )
         return _Part(spans, tuple(owned))
+
+
+def _with_logs(span: SpanRecord, logs: tuple[_HeldLog, ...]) -> SpanRecord:
+    """The span with the log events folded into it, in time order after its own."""
+    if not logs:
+        return span
+    events = sorted((event for _, event in logs), key=lambda e: e.time_unix_nano)
+    return replace(span, events=(*span.events, *events))
 
 
 def _one_per_execution(owned: list[_Member]) -> tuple[ToolExecution, ...]:

@@ -14,6 +14,11 @@ AttributeValue = Any
 """str, bool, int, float, bytes, None (an empty OTLP value), a list of those, or a Mapping
 for OTLP kvlists."""
 
+LOG_RECORD_MARKER = "factledger.log_record"
+"""Span attribute (true) of a *log span*: a zero-length span made from an OTLP log record,
+the child of the span the record names, carrying the record as its one event
+(`collector.otlp_logs`). Turn assembly folds that event into the span it names."""
+
 STATUS_UNSET = 0
 STATUS_OK = 1
 STATUS_ERROR = 2
@@ -57,3 +62,8 @@ class SpanRecord:
     @property
     def is_error(self) -> bool:
         return self.status_code == STATUS_ERROR
+
+
+def is_log_span(span: SpanRecord) -> bool:
+    """Whether the span was made from a log record (`LOG_RECORD_MARKER`)."""
+    return span.attributes.get(LOG_RECORD_MARKER) is True

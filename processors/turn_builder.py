@@ -9,7 +9,10 @@ An LLM call that ends in tool calls is a step of a turn, not a turn. The reply i
 text of the turn's last LLM output (`final_step`), tool calls beside it or not; a turn
 whose last output is tool calls alone (a step limit, a final hand-off) has no reply and
 is stored with an empty one, unless its agent span says what the user got in words no
-step wrote. An earlier step's text is never the reply. `split_turns` partitions the LLM
+step wrote. A last call that recorded no output at all (its content went to OTel logs
+that never came) takes the agent span's output as the reply, and a turn whose calls
+recorded no request takes the agent span's input as it. An earlier step's text is never
+the reply. `split_turns` partitions the LLM
 calls of one trace (or of a chain of per-call traces) into turns, one per user request.
 
 Not every framework records the history. A call whose input opens no request (only tool
@@ -293,9 +296,20 @@ def build_turn(spans: TurnSpans) -> Turn:
         elif ends_in_tool_calls(final) and not output_text(final).strip():
             # Tool calls and nothing after them: no reply, judged as an empty one.
             messages.append({"role": "assistant", "content": _agent_reply(agent, thread)})
+        elif not final.output_messages and agent is not None and agent.output_text.strip():
+            # The last call recorded no output at all (its content was sent elsewhere, or
+            # not at all: Semantic Kernel writes it to OTel logs): the agent span's
+            # output is what the user got, in place of the empty output message.
+            if messages and messages[-1].get("role") == "assistant":
+                messages.pop()
+            messages.append({"role": "assistant", "content": agent.output_text})
         anonymous = _name_anonymous_calls(messages)
         user_index = last_user_index(request.input_messages)
         user_text = request.input_messages[user_index].text if user_index >= 0 else ""
+        if user_index < 0 and agent is not None and agent.input_text:
+            # No call recorded the request: the agent span's input is it.
+            messages.insert(_after_system(messages), {"role": "user", "content": agent.input_text})
+            user_index, user_text = 0, agent.input_text
     elif agent is not None and agent.messages:
         # No LLM call of the run was recorded, but its result holds the conversation.
         recorded = agent.messages
@@ -462,6 +476,14 @@ def _first_started(steps: Sequence[LlmStep]) -> LlmStep | None:
     main thread alone: an agent that writes its own system prompt into the messages
     (LlamaIndex's AgentWorkflow) hands off into a thread of another head."""
     return min(steps, key=lambda s: s.start_time_unix_nano, default=None)
+
+
+def _after_system(messages: Sequence[dict[str, Any]]) -> int:
+    """Where a user message goes in front of a transcript: after its system messages."""
+    index = 0
+    while index < len(messages) and messages[index].get("role") in ("system", "developer"):
+        index += 1
+    return index
 
 
 def _agent_reply(agent: AgentInvocation | None, thread: Sequence[LlmStep]) -> str:

@@ -11,6 +11,9 @@ Read, in order of preference:
   `gen_ai.completion.N.function_call.*` (LiteLLM's OTel callback writes them only there);
   an input assistant message with no parts, answered by the tool results after it, holds
   the calls they answer, known by id alone (LiteLLM writes such messages without them).
+  Such an event may come from an OTLP log record (joined to its span by the assembler): a
+  record whose body is the message as JSON text (Semantic Kernel) has it in the event's
+  `body` attribute.
 - tools offered: `gen_ai.tool.definitions`, OpenLLMetry's `llm.request.functions.N.*`,
   Pydantic AI's `model_request_parameters`.
 - `execute_tool`: `gen_ai.tool.call.arguments` / `.result`, else Pydantic AI's
@@ -266,12 +269,14 @@ def _event_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
         role = _MESSAGE_EVENTS.get(event.name)
         if role is None:
             continue
-        body = event.attributes
+        body = _event_body(event.attributes, "content")
         message = {
             "role": role,
             "content": body.get("content"),
             "tool_calls": body.get("tool_calls"),
-            "tool_call_id": body.get("id") if role == "tool" else None,
+            "tool_call_id": (body.get("id") or body.get("tool_call_id"))
+            if role == "tool"
+            else None,
         }
         messages.extend(read_messages([message], role))
     return tuple(messages)
@@ -285,20 +290,34 @@ def _choice_messages(span: SpanRecord) -> tuple[ChatMessage, ...]:
     for event in span.events:
         if event.name != _CHOICE_EVENT:
             continue
-        raw = event.attributes.get("message")
+        attributes = _event_body(event.attributes, "message")
+        raw = attributes.get("message")
         body = load_json(raw)
         if is_mapping(body):
             message = {"role": "assistant", **body}
-        elif raw is not None:
-            message = {"role": "assistant", "content": raw}
+        elif isinstance(raw, str) or isinstance(body, list):
+            message = {"role": "assistant", "content": raw}  # text or content blocks
         else:
             message = {
                 "role": "assistant",
-                "content": event.attributes.get("content"),
-                "tool_calls": event.attributes.get("tool_calls"),
+                "content": attributes.get("content"),
+                "tool_calls": attributes.get("tool_calls"),
             }
         messages.extend(read_messages([message], "assistant"))
     return tuple(messages)
+
+
+def _event_body(attributes: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """An event's attributes, or when they lack `key` and a log record's `body` holds a
+    JSON object, that object (Semantic Kernel logs `{"role": ..., "content": ...}`)."""
+    if key in attributes or "body" not in attributes:
+        return attributes
+    body = load_json(attributes["body"])
+    if is_mapping(body):
+        return body
+    if key == "content" and isinstance(body, str):
+        return {"content": body}
+    return attributes
 
 
 def _tools(attributes: Mapping[str, Any]) -> tuple[ToolDefinition, ...] | None:

@@ -93,8 +93,14 @@ def _check_request(
     )
 
 
+def _is_push(name: str) -> bool:
+    """The push tool, by the name the model was offered it under: `git_push`, or its
+    plugin-qualified name (Semantic Kernel offers a plugin's function as `Git-git_push`)."""
+    return name == "git_push" or name.rsplit("-", 1)[-1] == "git_push"
+
+
 def _push_problem(expected: Expected, calls: Sequence[Mapping[str, Any]]) -> str | None:
-    pushes = [c for c in calls if c.get("name") == "git_push" and c.get("origin") != "prose"]
+    pushes = [c for c in calls if _is_push(str(c.get("name"))) and c.get("origin") != "prose"]
     if len(pushes) != 1:
         return f"{len(pushes)} git_push calls in {[c.get('name') for c in calls]}"
     push = pushes[0]

@@ -4,6 +4,9 @@ API, plain and streaming (server-sent events), with tool calls.
 What it answers is decided by `policy.decide` from the request alone (a delegation's
 chat-message arguments filled in by `with_message_arguments`). Every request and answer
 is kept (`exchanges`) so a test can say what the model was asked and said.
+A tool offered under a plugin-qualified name (Semantic Kernel's `Git-git_push`: plugin,
+hyphen, function) is shown to the policy by its function's name and called by the name
+it was offered under, as a model reads and calls it (`by_function_name`).
 `FakeLlm` runs the server on a daemon thread: `with FakeLlm() as llm: llm.base_url`.
 """
 
@@ -11,10 +14,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -104,8 +108,10 @@ class _Handler(BaseHTTPRequestHandler):
                 request, _, text = dspy_adapter_answers.answer(body)
                 answer = Answer(text=text)
             else:
-                request = chat_request(body)
-                answer = with_message_arguments(request, fitted(decide(request), request))
+                request, qualified = by_function_name(chat_request(body))
+                answer = qualified(
+                    with_message_arguments(request, fitted(decide(request), request))
+                )
             stream = bool(body.get("stream"))
             self.llm.record(Exchange("chat", request, answer, stream))
             if stream:
@@ -114,8 +120,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._json(chat_completion(request.model, answer))
         elif path.endswith("/responses"):
-            request = responses_request(body)
-            answer = with_message_arguments(request, fitted(decide(request), request))
+            request, qualified = by_function_name(responses_request(body))
+            answer = qualified(with_message_arguments(request, fitted(decide(request), request)))
             stream = bool(body.get("stream"))
             self.llm.record(Exchange("responses", request, answer, stream))
             if stream:
@@ -185,6 +191,45 @@ def _text(content: Any) -> str:
 
 def _role(role: Any) -> str:
     return "system" if role in ("system", "developer") else str(role or "user")
+
+
+_QUALIFIED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)-([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def by_function_name(request: Request) -> tuple[Request, Callable[[Answer], Answer]]:
+    """The request with plugin-qualified tool names (`Git-git_push`) as their function's
+    name (`git_push`), where no other offered tool has that name, and what turns an answer
+    calling a function back into a call of the name it was offered under."""
+    names: dict[str, str] = {}
+    for offered in request.tools:
+        match = _QUALIFIED.fullmatch(offered)
+        if match and match.group(2) not in request.tools:
+            names[offered] = match.group(2)
+    if not names or len(set(names.values())) != len(names):
+        return request, lambda answer: answer
+    offered_as = {bare: offered for offered, bare in names.items()}
+
+    def bare(name: str) -> str:
+        return names.get(name, name)
+
+    def qualified(answer: Answer) -> Answer:
+        if answer.call is None or answer.call.name not in offered_as:
+            return answer
+        return replace(answer, call=replace(answer.call, name=offered_as[answer.call.name]))
+
+    messages = tuple(
+        replace(m, calls=tuple((call_id, bare(name)) for call_id, name in m.calls))
+        for m in request.messages
+    )
+    return (
+        replace(
+            request,
+            messages=messages,
+            tools={bare(k): v for k, v in request.tools.items()},
+            descriptions={bare(k): v for k, v in request.descriptions.items()},
+        ),
+        qualified,
+    )
 
 
 def chat_request(body: Mapping[str, Any]) -> Request:

@@ -72,6 +72,7 @@ def _all() -> tuple[SetUp, ...]:
         openai_agents,
         openai_sdk,
         pydantic_ai,
+        semantic_kernel,
         smolagents,
         strands,
         traceloop_sdk,
@@ -94,6 +95,7 @@ def _all() -> tuple[SetUp, ...]:
         haystack,
         strands,
         dspy,
+        semantic_kernel,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 

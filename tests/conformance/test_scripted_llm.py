@@ -16,6 +16,7 @@ from .dspy_adapter_answers import answer as dspy_answer
 from .dspy_adapter_answers import is_dspy_request
 from .fake_llm import (
     FakeLlm,
+    by_function_name,
     chat_request,
     fitted,
     responses_request,
@@ -412,3 +413,24 @@ def test_a_dspy_extraction_answers_from_the_trajectory_and_the_history() -> None
     )
     assert decision.text == wanted
     assert f"[[ ## answer ## ]]\n{wanted}\n" in text
+
+
+def test_a_plugin_qualified_tool_is_read_by_its_function_name_and_called_as_offered() -> None:
+    """Semantic Kernel offers `git_push` of plugin `Git` as `Git-git_push`."""
+    qualified = {"Git-git_push": GIT["git_push"]}
+    first, back = by_function_name(Request("fake-gpt", (_user("clean"),), qualified))
+    assert set(first.tools) == {"git_push"}
+    answer = back(decide(first))
+    assert answer.call is not None and answer.call.name == "Git-git_push"
+    calls = (
+        Message("assistant", calls=(("c1", "Git-git_push"),)),
+        Message("tool", _result("clean"), answers="c1"),
+    )
+    later, back = by_function_name(Request("fake-gpt", (_user("clean"), *calls), qualified))
+    assert back(decide(later)) == Answer(text=f"Pushed main to acme/clean: commit {SHA[:12]}.")
+
+
+def test_names_are_left_alone_when_the_function_name_is_offered_too() -> None:
+    tools = {"Git-git_push": GIT["git_push"], **GIT}
+    request = Request("fake-gpt", (_user("clean"),), tools)
+    assert by_function_name(request)[0] == request

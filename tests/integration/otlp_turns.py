@@ -187,3 +187,63 @@ def post_turn(url: str, index: int, *, hallucinate: bool) -> None:
         timeout=10,
     )
     assert sent.status_code == 200, sent.text
+
+
+def log_request(
+    trace_id: str,
+    span_id: str,
+    events: list[tuple[str, Any]],
+    *,
+    service: str = "shop-agent",
+    start: int | None = None,
+) -> bytes:
+    """An OTLP/JSON logs request as Semantic Kernel writes GenAI content: one log record
+    per (event name, body) naming span `span_id` of trace `trace_id`, the event name in
+    the `event.name` attribute and the body as JSON text, 1 µs apart from `start`."""
+    base = _BASE_NS if start is None else start
+    records = [
+        {
+            "timeUnixNano": str(base + index * 1_000),
+            "traceId": trace_id,
+            "spanId": span_id,
+            "severityNumber": 9,
+            "severityText": "INFO",
+            "body": {"stringValue": json.dumps(body)},
+            "attributes": [_attr("event.name", name), _attr("gen_ai.system", "openai")],
+        }
+        for index, (name, body) in enumerate(events)
+    ]
+    document = {
+        "resourceLogs": [
+            {
+                "resource": {"attributes": [_attr("service.name", service)]},
+                "scopeLogs": [{"scope": {"name": "tests"}, "logRecords": records}],
+            }
+        ]
+    }
+    return json.dumps(document).encode()
+
+
+def chat_span_request(
+    trace_id: str, span_id: str, *, service: str = "shop-agent", model: str = "gpt-4o"
+) -> bytes:
+    """An OTLP/JSON trace request of one GenAI chat span with no content of its own (its
+    messages come as log records: `log_request`)."""
+    span = _span(
+        trace_id,
+        span_id,
+        "",
+        f"chat {model}",
+        _BASE_NS,
+        _BASE_NS + 50_000_000,
+        {"gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": model},
+    )
+    body = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [_attr("service.name", service)]},
+                "scopeSpans": [{"scope": {"name": "tests"}, "spans": [span]}],
+            }
+        ]
+    }
+    return json.dumps(body).encode()

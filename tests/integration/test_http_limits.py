@@ -52,9 +52,9 @@ def otlp_json(span_id: str, size: int = 0) -> bytes:
     return json.dumps(body).encode()
 
 
-def head(length: int) -> bytes:
+def head(length: int, path: str = "/v1/traces") -> bytes:
     return (
-        "POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Authorization: Bearer {TOKEN}\r\nContent-Length: {length}\r\n\r\n"
     ).encode()
 
@@ -173,3 +173,26 @@ def read_until_closed_or_reply(sock: socket.socket) -> bytes:
             break
         received += chunk
     return received
+
+
+def test_logs_share_the_limits_of_traces(service: ServiceProcess) -> None:
+    """/v1/logs is the same receiver: a stalled body is a 408, and a logs body that does
+    not fit beside a traces body in flight is refused (503, Retry-After) before it is read."""
+    body = otlp_json("bbb19b7ec3c1b171")
+    with connect(service) as stalled:
+        stalled.sendall(head(len(body), "/v1/logs") + body[:10])
+        assert read_until_closed(stalled).startswith(b"HTTP/1.1 408")
+    first = otlp_json("bbb19b7ec3c1b172", BODY)
+    with connect(service) as holder:
+        holder.sendall(head(len(first)) + first[:100])
+        deadline = time.monotonic() + 20
+        while gauge(service, "factledger_bodies_in_flight_bytes") < len(first):
+            assert time.monotonic() < deadline, "the first body was never counted in flight"
+        with connect(service) as refused:
+            refused.sendall(head(BODY, "/v1/logs"))
+            reply = read_until_closed(refused)
+        assert reply.startswith(b"HTTP/1.1 503"), reply[:300]
+        assert b"retry-after: 2" in reply.lower()
+        holder.sendall(first[100:])
+        assert read_until_closed_or_reply(holder).startswith(b"HTTP/1.1 200")
+    assert gauge(service, "factledger_bodies_in_flight_bytes") == 0

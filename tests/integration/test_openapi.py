@@ -27,7 +27,7 @@ from factledger.collector.access import AccessConfig
 from factledger.collector.app import create_app
 from factledger.collector.store import Store, StoreConfig
 from factledger.settings import ServiceSettings
-from tests.integration.otlp_turns import turn_request
+from tests.integration.otlp_turns import log_request, turn_request
 
 ACME_IN = "acme-ingest-token-0001"
 ACME_READ = "acme-read-token-000003"
@@ -144,6 +144,19 @@ def test_every_status_is_declared_with_the_body_it_has(client: TestClient, store
         walk("post", traces, 200, token=ACME_IN, headers=JSON, content=body)
     walk("post", traces, 400, token=ACME_IN, headers=JSON, content=b"{not json")
     walk("post", traces, 415, token=ACME_IN, headers={"Content-Type": "text/plain"}, content=b"")
+    logs = "/v1/logs"
+    message = [("gen_ai.user.message", {"role": "user", "content": "hi"})]
+    walk(
+        "post",
+        logs,
+        200,
+        token=ACME_IN,
+        headers=JSON,
+        content=log_request("1" * 32, "2" * 16, message),
+    )
+    walk("post", logs, 200, token=ACME_IN, headers=JSON, content=log_request("", "", message))
+    walk("post", logs, 400, token=ACME_IN, headers=JSON, content=b"{not json")
+    walk("post", logs, 415, token=ACME_IN, headers={"Content-Type": "text/plain"}, content=b"")
     turns = _judged(walk, 2)
     turn = {"turn_id": turns[0]["turn_id"]}
     unknown = {"turn_id": "no-such-turn"}
@@ -204,6 +217,14 @@ def test_every_status_is_declared_with_the_body_it_has(client: TestClient, store
     service.pipeline.shutdown()
     body, _ = turn_request(3, hallucinate=False)
     walk("post", traces, 503, token=ACME_IN, headers=JSON, content=body)
+    walk(
+        "post",
+        logs,
+        503,
+        token=ACME_IN,
+        headers=JSON,
+        content=log_request("1" * 32, "2" * 16, message),
+    )
     walk("get", "/readyz", 503, token=None)
 
     assert sorted(op for op in walk.operations() if op not in walk.seen) == []

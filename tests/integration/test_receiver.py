@@ -12,6 +12,10 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -195,3 +199,85 @@ def test_a_request_over_the_backlog_bound_is_refused_for_good_not_counted_as_dro
         assert 'factledger_requests_refused_total{reason="too_many_spans"} 1' in text
         assert 'factledger_spans_refused_total{reason="too_many_spans"} 5' in text
         assert 'factledger_spans_dropped_total{reason="too_many_spans"}' not in text
+
+
+def otlp_logs_json(records: list[dict[str, object]]) -> bytes:
+    return json.dumps(
+        {"resourceLogs": [{"scopeLogs": [{"scope": {"name": "test"}, "logRecords": records}]}]}
+    ).encode()
+
+
+def log_record(span_id: str, trace_id: str = TRACE) -> dict[str, object]:
+    return {
+        "traceId": trace_id,
+        "spanId": span_id,
+        "timeUnixNano": str(NOW_NS),
+        "body": {"stringValue": '{"role": "user", "content": "hi"}'},
+        "attributes": [{"key": "event.name", "value": {"stringValue": "gen_ai.user.message"}}],
+    }
+
+
+GOOD_LOGS = otlp_logs_json([log_record("eee19b7ec3c1b174")])
+LOG_CASES = [
+    pytest.param(JSON, GOOD_LOGS, 200, id="json-accepted"),
+    pytest.param(PROTO, ExportLogsServiceRequest().SerializeToString(), 200, id="protobuf"),
+    pytest.param(
+        {**JSON, "Content-Encoding": "gzip"}, gzip.compress(GOOD_LOGS), 200, id="gzip-json"
+    ),
+    pytest.param(JSON, b"{not json", 400, id="undecodable-json"),
+    pytest.param(PROTO, b"\xff\xff\xff\xff", 400, id="undecodable-protobuf"),
+    pytest.param({"Content-Type": "application/json"}, GOOD_LOGS, 401, id="missing-token"),
+    pytest.param(JSON, b" " * (LIMIT + 1), 413, id="body-over-limit"),
+    pytest.param(
+        {**JSON, "Content-Encoding": "gzip"},
+        gzip.compress(b" " * (8 * LIMIT)),
+        413,
+        id="gzip-bomb",
+    ),
+    pytest.param({"Content-Type": "text/plain", **AUTH}, GOOD_LOGS, 415, id="media-type"),
+    pytest.param({**JSON, "Content-Encoding": "br"}, GOOD_LOGS, 415, id="content-encoding"),
+]
+
+
+@pytest.mark.parametrize(("headers", "body", "status"), LOG_CASES)
+def test_logs_status_codes(
+    service: ServiceProcess, headers: dict[str, str], body: bytes, status: int
+) -> None:
+    response = httpx.post(f"{service.url}/v1/logs", headers=headers, content=body, timeout=30)
+    assert response.status_code == status, response.text
+    media = headers["Content-Type"]
+    if media in ("application/json", "application/x-protobuf"):
+        assert response.headers["content-type"].startswith(media)
+    if status == 200 and media == "application/x-protobuf":
+        ExportLogsServiceResponse.FromString(response.content)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    media=st.sampled_from(["application/json", "application/x-protobuf"]),
+    body=st.one_of(
+        st.binary(max_size=2048),
+        st.integers(0, len(GOOD_LOGS)).map(lambda n: GOOD_LOGS[:n]),
+        st.builds(
+            lambda records: otlp_logs_json(records),
+            st.lists(
+                st.fixed_dictionaries(
+                    {"traceId": st.text(max_size=40), "spanId": st.text(max_size=20)},
+                    optional={
+                        "body": st.one_of(
+                            st.none(),
+                            st.dictionaries(st.sampled_from(["stringValue", "x"]), st.text()),
+                        ),
+                        "eventName": st.one_of(st.text(max_size=10), st.integers()),
+                    },
+                ),
+                max_size=4,
+            ),
+        ),
+    ),
+)
+def test_random_log_bodies_never_500(service: ServiceProcess, media: str, body: bytes) -> None:
+    response = httpx.post(
+        f"{service.url}/v1/logs", headers={**AUTH, "Content-Type": media}, content=body
+    )
+    assert response.status_code in (200, 400), response.text

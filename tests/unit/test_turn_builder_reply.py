@@ -215,3 +215,50 @@ def test_turn_stopped_on_tool_calls_is_judged_without_a_reply(spans, due_at):
     assert asm.due(due_at - 0.5) == []
     [done] = asm.due(due_at)
     assert (done.turn.reply, [c.name for c in done.turn.tool_calls]) == ("", ["run_tests"])
+
+
+def _bare(span_id: str, at: int) -> LlmStep:
+    """An LLM call whose content went elsewhere (Semantic Kernel writes it to OTel logs):
+    no input, no output."""
+    return LlmStep(span_id, start_time_unix_nano=at, end_time_unix_nano=at + 5)
+
+
+def _sk_agent(input_text: str, output_text: str) -> AgentInvocation:
+    return AgentInvocation(
+        "agent",
+        agent_name="release_engineer",
+        input_text=input_text,
+        output_text=output_text,
+        start_time_unix_nano=0,
+        end_time_unix_nano=100,
+    )
+
+
+def test_a_last_call_without_output_takes_the_agent_spans_output_and_input() -> None:
+    spans = TurnSpans(
+        steps=(_bare("s1", 10), _bare("s2", 20)),
+        agent=_sk_agent("Push branch main.", "Pushed main."),
+        trace_id="t" * 32,
+    )
+    turn = build_turn(spans)
+    assert (turn.user_message, turn.reply) == ("Push branch main.", "Pushed main.")
+
+
+def test_the_agent_output_does_not_replace_a_last_call_that_wrote_its_own() -> None:
+    spans = TurnSpans(
+        steps=(step("s1", ASK, CLAIM, 10),),
+        agent=_sk_agent("something else", "Other words."),
+        trace_id="t" * 32,
+    )
+    turn = build_turn(spans)
+    assert (turn.user_message, turn.reply) == (ASK[1].text, CLAIM.text)
+
+
+def test_the_agent_output_fills_a_last_call_without_output_after_tool_calls() -> None:
+    spans = TurnSpans(
+        steps=(step("s1", ASK, PUSH, 10), _bare("s2", 20)),
+        agent=_sk_agent(ASK[1].text, "Pushed it."),
+        trace_id="t" * 32,
+    )
+    turn = build_turn(spans)
+    assert (turn.user_message, turn.reply) == (ASK[1].text, "Pushed it.")
