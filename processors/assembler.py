@@ -24,6 +24,13 @@ joined before its agent span arrived is taken out again (the group it leaves is 
 again). One user request counts once. A group with nothing to build a turn from (only
 tool spans) is counted as `no_turn_root` when it is judged.
 
+A request that continues an earlier response (the Responses API's
+`previous_response_id`, which a session's next run sends with only its new message) is a
+turn of its own, never joined; its history is read from the calls of the chain it
+continues, kept by response id (`MAX_RESPONSES`) across traces, judged or not
+(`turn_builder.responses_chain`). A request judged before the response it continues
+arrived is not judged again for it.
+
 A span that arrives after its group was judged re-opens the group; each turn whose spans
 changed is judged again under the next version. A re-sent span (same trace and span id)
 is ignored. After a restart, verdicts stored earlier are handed in (`remember`) ahead of
@@ -47,7 +54,7 @@ from .joins import JOIN_SLACK_SECONDS, NO_JOIN, CallTime, JoinIndex, JoinKeys, j
 from .model import Turn
 from .normalize.base import AgentInvocation, LlmStep, NormalizedSpan, ToolExecution
 from .spans import SpanRecord
-from .turn_builder import TurnSpans, awaits_tools, build_turn, split_turns
+from .turn_builder import TurnSpans, awaits_tools, build_turn, responses_chain, split_turns
 
 Normalizer: TypeAlias = Callable[[SpanRecord], NormalizedSpan | None]
 
@@ -59,6 +66,10 @@ MAX_UNREAD_LABELS = 50
 
 MAX_SPANS_PER_GROUP = 2_000
 """Spans one group may hold; a trace past it is judged on the first ones."""
+
+MAX_RESPONSES = 20_000
+"""LLM calls kept by their response id, for the later requests that continue them
+(`TurnSpans.earlier`); the least recent are forgotten first."""
 
 _MAX_DEPTH = 256
 """Parent links followed from a span; deeper (or cyclic) chains are cut there."""
@@ -224,6 +235,8 @@ class TurnAssembler:
         self._drops: dict[str, int] = {}
         self._unread: OrderedDict[_TraceKey, tuple[float, str, str]] = OrderedDict()
         self._without_turn: dict[tuple[str, str], int] = {}
+        # (tenant, service, response id) -> the call that gave it, least recent first.
+        self._responses: OrderedDict[tuple[str, str, str], LlmStep] = OrderedDict()
 
     # --- public seam -------------------------------------------------------------------
 
@@ -299,6 +312,8 @@ class TurnAssembler:
         group.ready = None
         if isinstance(value, AgentInvocation):
             group.agent_traces.add(span.trace_id)
+        elif isinstance(value, LlmStep) and value.response_id:
+            self._keep_response(span.tenant, span.service_name, value)
         self._register(group, join.registrations, when)
         self._touch(group, now)
 
@@ -550,6 +565,30 @@ class TurnAssembler:
                 del self._by_trace[(group.tenant, trace_id)]
         self._joins.withdraw(group.join_keys, group.gid)
 
+    def _keep_response(self, tenant: str, service: str, step: LlmStep) -> None:
+        key = (tenant, service, step.response_id)
+        self._responses[key] = step
+        self._responses.move_to_end(key)
+        while len(self._responses) > MAX_RESPONSES:
+            self._responses.popitem(last=False)
+
+    def _earlier(
+        self, tenant: str, service: str, steps: Sequence[LlmStep], agent: AgentInvocation | None
+    ) -> tuple[LlmStep, ...]:
+        """The calls before the turn's request in its Responses API chain
+        (`TurnSpans.earlier`): from the response its first call continues, which the agent
+        span names when that call's span does not."""
+        if not self._responses:
+            return ()
+        first = min(steps, key=lambda s: s.start_time_unix_nano, default=None)
+        previous = first.previous_response_id if first is not None else ""
+        if not previous and agent is not None:
+            previous = agent.previous_response_id
+        responses = self._responses
+        return responses_chain(
+            previous, lambda response_id: responses.get((tenant, service, response_id)), steps
+        )
+
     def _count(self, reason: str) -> None:
         self._drops[reason] = self._drops.get(reason, 0) + 1
 
@@ -602,9 +641,12 @@ class TurnAssembler:
             parts.append(self._part(group, None, owned))
         return parts
 
-    @staticmethod
     def _part(
-        group: _Group, agent: _Member | None, owned: list[_Member], peers: Sequence[_Member] = ()
+        self,
+        group: _Group,
+        agent: _Member | None,
+        owned: list[_Member],
+        peers: Sequence[_Member] = (),
     ) -> _Part:
         """`peers`: the group's other outermost agent spans (agents of the same run)."""
         steps = [m for m in owned if isinstance(m.value, LlmStep)]
@@ -612,10 +654,13 @@ class TurnAssembler:
         root = agent if agent is not None else first
         service = next((m.service for m in (root, *owned) if m is not None and m.service), "")
         agent_value = agent.value if agent is not None else None
+        agent_run = agent_value if isinstance(agent_value, AgentInvocation) else None
+        calls = tuple(m.value for m in steps if isinstance(m.value, LlmStep))
         spans = TurnSpans(
-            steps=tuple(m.value for m in steps if isinstance(m.value, LlmStep)),
+            steps=calls,
             tools=_one_per_execution(owned),
-            agent=agent_value if isinstance(agent_value, AgentInvocation) else None,
+            agent=agent_run,
+            earlier=self._earlier(group.tenant, service, calls, agent_run),
             tenant=group.tenant,
             trace_id=first.trace_id if first is not None else "",
             service=service,

@@ -279,3 +279,22 @@ def test_the_server_answers_both_apis_plain_and_streaming() -> None:
         ]
         assert events[0] == "response.created" and events[-1] == "response.completed"
         assert [e.api for e in llm.exchanges] == ["chat", "chat", "responses"]
+
+
+def test_a_responses_request_continues_the_response_it_names() -> None:
+    with FakeLlm() as llm:
+        tool = {"type": "function", "name": "git_push", "parameters": {}}
+        first = httpx.post(
+            f"{llm.base_url}/responses",
+            json={"model": "fake-gpt", "input": "Push branch main of acme/clean.", "tools": [tool]},
+        ).json()
+        call = first["output"][0]
+        result = {"type": "function_call_output", "call_id": call["call_id"], "output": SHA}
+        second = httpx.post(
+            f"{llm.base_url}/responses",
+            json={"model": "fake-gpt", "input": [result], "previous_response_id": first["id"]},
+        ).json()
+        # Only the tool result was sent: the request and the call came from the first.
+        assert second["output"][0]["content"][0]["text"] == conversation("clean")[0].reply
+        roles = [m.role for m in llm.exchanges[-1].request.messages]
+        assert roles == ["user", "assistant", "tool"]
