@@ -59,6 +59,7 @@ class SetUp:
 def _all() -> tuple[SetUp, ...]:
     # One module per framework family, each with its own SETUPS, in the table's order.
     from .frameworks import (
+        agent_framework,
         agno,
         autogen,
         crewai,
@@ -84,6 +85,7 @@ def _all() -> tuple[SetUp, ...]:
         autogen,
         llama_index,
         agno,
+        agent_framework,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
