@@ -510,7 +510,10 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
     """A tool's recorded result as text, and whether the result itself reports an error.
 
     A JSON string literal is unquoted; an MCP `CallToolResult` (`{"content": [blocks],
-    "isError"}`) becomes the text of its blocks. Anything else is kept as recorded.
+    "isError"}`) becomes the text of its blocks, and so do text blocks alone (`{"type":
+    "text", "text"}`, or a list of them: the OpenAI Agents SDK's output of an MCP tool, its
+    `ToolOutputTextDict`), so that a result the text holds (an error object) is read as
+    one. Anything else is kept as recorded.
     """
     if value is None:
         return None, False
@@ -521,7 +524,22 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
         blocks = parsed.get("content")
         if isinstance(blocks, list):
             return content_text(blocks), parsed.get("isError") is True
+    blocks = [parsed] if is_mapping(parsed) else parsed
+    if isinstance(blocks, list) and blocks and all(_is_text_block(b) for b in blocks):
+        return "\n".join(b["text"] for b in blocks), False
     return as_text(value), False
+
+
+_TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
+
+
+def _is_text_block(value: Any) -> bool:
+    return (
+        is_mapping(value)
+        and value.get("type") == "text"
+        and isinstance(value.get("text"), str)
+        and set(value) <= _TEXT_BLOCK_KEYS
+    )
 
 
 def langchain_tool_message(output: Any) -> tuple[str, str | None, bool]:
