@@ -66,6 +66,7 @@ def _all() -> tuple[SetUp, ...]:
         google_adk,
         langchain,
         llama_index,
+        mcp_tools,
         openai_agents,
         openai_sdk,
         pydantic_ai,
@@ -86,6 +87,7 @@ def _all() -> tuple[SetUp, ...]:
         llama_index,
         agno,
         agent_framework,
+        mcp_tools,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
