@@ -54,7 +54,14 @@ from .joins import JOIN_SLACK_SECONDS, NO_JOIN, CallTime, JoinIndex, JoinKeys, j
 from .model import Turn
 from .normalize.base import AgentInvocation, LlmStep, NormalizedSpan, ToolExecution
 from .spans import SpanRecord
-from .turn_builder import TurnSpans, awaits_tools, build_turn, responses_chain, split_turns
+from .turn_builder import (
+    TurnSpans,
+    awaits_tools,
+    build_turn,
+    continuable,
+    responses_chain,
+    split_turns,
+)
 
 Normalizer: TypeAlias = Callable[[SpanRecord], NormalizedSpan | None]
 
@@ -72,7 +79,9 @@ MAX_SPANS_PER_GROUP = 2_000
 
 MAX_RESPONSES = 20_000
 """LLM calls kept by their response id, for the later requests that continue them
-(`TurnSpans.earlier`); the least recent are forgotten first."""
+(`TurnSpans.earlier`); the least recent are forgotten first. Only calls a chain is made
+of are kept (`turn_builder.continuable`): they hold what is new since the response
+before, a few messages each."""
 
 _MAX_DEPTH = 256
 """Parent links followed from a span; deeper (or cyclic) chains are cut there."""
@@ -319,7 +328,7 @@ class TurnAssembler:
         group.ready = None
         if isinstance(value, AgentInvocation):
             group.agent_traces.add(span.trace_id)
-        elif isinstance(value, LlmStep) and value.response_id:
+        elif isinstance(value, LlmStep) and continuable(value):
             self._keep_response(span.tenant, span.service_name, value)
         self._register(group, join.registrations, when)
         self._touch(group, now)

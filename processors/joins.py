@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from .normalize.base import ChatMessage, LlmStep
+from .normalize.values import is_response_id
 from .turn_builder import (
     continues_turn,
     extend_fingerprints,
@@ -189,7 +190,7 @@ def _with_response_keys(seed: bytes, step: LlmStep, keys: JoinKeys) -> JoinKeys:
     new request continuing a response is a turn of its own, its history read from that
     response's calls: `turn_builder.responses_chain`)."""
     lookups, registrations = keys.lookups, keys.registrations
-    if step.response_id:
+    if is_response_id(step.response_id):
         registrations = (b"o" + _digest(seed, step.response_id.encode()), *registrations)
     if step.previous_response_id and continues_turn(step):
         lookups = (b"o" + _digest(seed, step.previous_response_id.encode()), *lookups)

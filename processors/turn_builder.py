@@ -39,6 +39,7 @@ from .answer_tools import delivered_answer, with_answer_calls
 from .call_reach import call_kind
 from .model import ToolCall, ToolDefinition, Turn
 from .normalize.base import AgentInvocation, ChatMessage, LlmStep, ToolCallPart, ToolExecution
+from .normalize.values import is_response_id
 from .nudges import is_framework_nudge
 from .prose_calls import parse_arguments
 from .transcript import TranscriptTurn, read_transcript
@@ -296,7 +297,7 @@ def build_turn(spans: TurnSpans) -> Turn:
     anonymous: frozenset[str] = frozenset()
     if final is not None:
         request, messages = _stitched_messages(thread, final)
-        if spans.earlier and not _holds_history(request):
+        if spans.earlier and not holds_history(request):
             messages = _with_history(messages, spans.earlier)
         answer = delivered_answer(final, spans.tools, agent)
         if answer is not None:
@@ -531,11 +532,20 @@ def responses_chain(
     return tuple(chain)
 
 
-def _holds_history(request: LlmStep) -> bool:
-    """Whether the request's call was sent the conversation before its user message (then
-    its input is the history, and an earlier response adds nothing)."""
-    messages = request.input_messages
-    return any(m.role not in ("system", "developer") for m in messages[: last_user_index(messages)])
+def continuable(step: LlmStep) -> bool:
+    """Whether a later request may continue the call by its response id and read the
+    conversation from it: a Responses API response, given to a call that was sent no
+    history of its own (a call that was is no link of a `previous_response_id` chain)."""
+    return is_response_id(step.response_id) and not holds_history(step)
+
+
+def holds_history(step: LlmStep) -> bool:
+    """Whether the call was sent the conversation before its user request (then its input
+    is the history, and an earlier response adds nothing). A call without a request (tool
+    results alone) holds none."""
+    messages = step.input_messages
+    user = last_user_index(messages)
+    return user > 0 and any(m.role not in ("system", "developer") for m in messages[:user])
 
 
 def _with_history(

@@ -12,7 +12,6 @@ Read, in order of preference:
 - `execute_tool`: `gen_ai.tool.call.arguments` / `.result`, else Pydantic AI's
   `tool_arguments` / `tool_response`, else `input` / `output`, else LangSmith's
   `gen_ai.prompt` / `gen_ai.completion`.
-
 - Responses API chains: `gen_ai.response.id`, and a `gen_ai.conversation.id` that names
   a response (`resp_…`), which is the `previous_response_id` the call continues (the
   Microsoft Agent Framework records it so, a new one on every call; on an agent span it is
