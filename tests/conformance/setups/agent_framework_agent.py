@@ -13,7 +13,8 @@ gives for telling the model what went wrong: set here, as a user whose model mus
 a failure would. The framework's tool-error type is `ToolExecutionException` ("a tool or
 prompt call failed at runtime"). The two messages of a conversation share one
 `AgentSession` (`agent.create_session()`), which carries the Responses API's
-`previous_response_id` from one run to the next.
+`previous_response_id` from one run to the next. The multi-agent cases give the request
+to a lead whose one tool is the engineer (`Agent.as_tool`).
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from typing import Annotated, Any
 from tests.conformance.setups import _common
 
 INSTRUCTIONS = "You are a release engineer. Use git_push to push branches."
+LEAD_INSTRUCTIONS = "You lead releases. Ask the release engineer to push branches."
 
 
-def build_agent() -> Any:
+def build_agents() -> tuple[Any, Any]:
+    """The engineer, and the lead that has the engineer as its tool."""
     from agent_framework import Agent, tool
     from agent_framework.exceptions import ToolExecutionException
     from agent_framework.openai import OpenAIChatClient
@@ -45,12 +48,20 @@ def build_agent() -> Any:
         model="fake-gpt",
         function_invocation_configuration={"include_detailed_errors": True},
     )
-    return Agent(
+    engineer = Agent(
         client=client,
         name="release_engineer",
+        description="Pushes branches of repositories.",
         instructions=INSTRUCTIONS,
         tools=[git_push],
     )
+    lead = Agent(
+        client=client,
+        name="release_lead",
+        instructions=LEAD_INSTRUCTIONS,
+        tools=[engineer.as_tool(description="Ask the release engineer to push a branch.")],
+    )
+    return engineer, lead
 
 
 def main() -> None:
@@ -58,12 +69,13 @@ def main() -> None:
     from agent_framework.observability import enable_instrumentation
 
     enable_instrumentation(enable_sensitive_data=True)
-    agent = build_agent()
+    engineer, lead = build_agents()
     # One event loop for every conversation: the client keeps its connections, which
     # belong to the loop that opened them.
     loop = asyncio.new_event_loop()
 
     def conversation(case: str, messages: list[str]) -> None:
+        agent = lead if case.startswith("team-") else engineer
         session = agent.create_session()
 
         async def talk() -> None:
