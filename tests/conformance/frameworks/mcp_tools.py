@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from ..registry import SetUp
 
-SETUPS: tuple[SetUp, ...] = (
-    SetUp(
-        id="mcp.openai-agents.openinference",
-        framework="MCP server tool (mcp MCPServer over stdio) called by the OpenAI Agents SDK"
-        " (MCPServerStdio)",
+
+def _openai_agents(transport: str) -> SetUp:
+    client = "MCPServerStdio" if transport == "stdio" else "MCPServerStreamableHttp"
+    where = "over stdio" if transport == "stdio" else "over streamable HTTP, a process of its own"
+    return SetUp(
+        id=f"mcp-{transport}.openai-agents.openinference",
+        framework=f"MCP server tool (mcp MCPServer {where}) called by the OpenAI Agents SDK"
+        f" ({client})",
         instrumentation="OpenInference (openinference-instrumentation-mcp,"
         " openinference-instrumentation-openai-agents) and the MCP SDK's own server spans",
         program="openai_agents_mcp",
@@ -25,5 +28,8 @@ SETUPS: tuple[SetUp, ...] = (
         # git_push"), so no reply can be judged against it. A returned error object is a
         # result.
         failures=("err-type", "err-object"),
-    ),
-)
+        extra_env={"CONFORMANCE_MCP_TRANSPORT": transport},
+    )
+
+
+SETUPS: tuple[SetUp, ...] = (_openai_agents("stdio"), _openai_agents("http"))

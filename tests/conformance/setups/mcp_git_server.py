@@ -1,5 +1,6 @@
 """The git tool as an MCP server: the `mcp` SDK's `MCPServer` (FastMCP before mcp 2) with
-a `git_push` tool, over stdio, run as a child process by the MCP set-ups.
+a `git_push` tool, run as a child process by the MCP set-ups: over stdio, or with
+`--http PORT` over streamable HTTP on loopback (at `/mcp`).
 
 It exports its own spans (the SDK's server spans, one per request) with the standard
 OTLP/HTTP exporter, configured by the environment the client starts it with, and
@@ -14,6 +15,7 @@ ordinary result. Any other exception is a crash the SDK hides: the model reads o
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from tests.conformance.setups import _common
@@ -43,7 +45,10 @@ def main() -> None:
         return _common.push(repo, branch)
 
     try:
-        server.run()
+        if sys.argv[1:2] == ["--http"]:
+            server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        else:
+            server.run()
     finally:
         provider.force_flush()
 
