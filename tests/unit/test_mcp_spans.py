@@ -356,3 +356,13 @@ def test_without_the_servers_spans_the_isError_text_alone_fails_the_call():
     assert push.error is False  # the client's span is OK: only its text says it failed
     assert call_failed(push)
     assert verdict.outcome == "reject"
+
+
+def test_a_server_exporting_as_a_service_of_its_own_still_records_the_same_call():
+    spans = _run()
+    server = _named(spans, "tools/call git_push")
+    own = replace(server, resource_attributes={"service.name": "git-mcp-server"})
+    spans[spans.index(server)] = own
+    turn, push, _ = _only_push(spans)
+    assert turn.service == SERVICE
+    assert call_failed(push)
