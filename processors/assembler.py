@@ -24,6 +24,13 @@ joined before its agent span arrived is taken out again (the group it leaves is 
 again). One user request counts once. A group with nothing to build a turn from (only
 tool spans) is counted as `no_turn_root` when it is judged.
 
+A request that continues an earlier response (the Responses API's
+`previous_response_id`, which a session's next run sends with only its new message) is a
+turn of its own, never joined; its history is read from the calls of the chain it
+continues, kept by response id (`MAX_RESPONSES`) across traces, judged or not
+(`turn_builder.responses_chain`). A request judged before the response it continues
+arrived is not judged again for it.
+
 A span that arrives after its group was judged re-opens the group; each turn whose spans
 changed is judged again under the next version. A re-sent span (same trace and span id)
 is ignored. After a restart, verdicts stored earlier are handed in (`remember`) ahead of
@@ -56,7 +63,14 @@ from .joins import JOIN_SLACK_SECONDS, NO_JOIN, CallTime, JoinIndex, JoinKeys, j
 from .model import Turn
 from .normalize.base import AgentInvocation, LlmStep, NormalizedSpan, ToolExecution
 from .spans import SpanEvent, SpanRecord, is_log_span
-from .turn_builder import TurnSpans, awaits_tools, build_turn, split_turns
+from .turn_builder import (
+    TurnSpans,
+    awaits_tools,
+    build_turn,
+    continuable,
+    responses_chain,
+    split_turns,
+)
 
 Normalizer: TypeAlias = Callable[[SpanRecord], NormalizedSpan | None]
 
@@ -65,6 +79,9 @@ MAX_UNREAD_TRACES = 10_000
 they never will (`TurnAssembler.traces_without_turn`)."""
 MAX_UNREAD_LABELS = 50
 """Instrumentation scopes counted by name among those; others count as `other`."""
+MAX_EARLY_LINKS = 16
+"""Spans no reader reads kept for each of those traces, as links for the group a readable
+span of the trace may still open (the rest only count the trace)."""
 
 MAX_SPANS_PER_GROUP = 2_000
 """Spans one group may hold; a trace past it is judged on the first ones."""
@@ -74,6 +91,12 @@ MAX_LOG_EVENTS_PER_SPAN = 256
 
 MAX_HELD_LOGS_PER_GROUP = 2_000
 """Logs one group holds for spans not arrived yet; more are counted as `held_logs_full`."""
+
+MAX_RESPONSES = 20_000
+"""LLM calls kept by their response id, for the later requests that continue them
+(`TurnSpans.earlier`); the least recent are forgotten first. Only calls a chain is made
+of are kept (`turn_builder.continuable`): they hold what is new since the response
+before, a few messages each."""
 
 _MAX_DEPTH = 256
 """Parent links followed from a span; deeper (or cyclic) chains are cut there."""
@@ -266,7 +289,10 @@ class TurnAssembler:
         self._ready_turns: list[AssembledTurn] = []
         self._drops: dict[str, int] = {}
         self._unread: OrderedDict[_TraceKey, tuple[float, str, str]] = OrderedDict()
+        self._early_links: dict[_TraceKey, dict[str, _Member]] = {}  # traces in _unread
         self._without_turn: dict[tuple[str, str], int] = {}
+        # (tenant, service, response id) -> the call that gave it, least recent first.
+        self._responses: OrderedDict[tuple[str, str, str], LlmStep] = OrderedDict()
 
     # --- public seam -------------------------------------------------------------------
 
@@ -289,7 +315,8 @@ class TurnAssembler:
 
     def add(self, span: SpanRecord) -> None:
         """Take one span. A re-sent span is ignored; spans that say nothing about an
-        agent turn only count as links (parents) within a trace already being assembled."""
+        agent turn only count as links (parents) within their trace: kept by the group
+        that holds it, or, a few of them (`MAX_EARLY_LINKS`), until one opens."""
         seen_key = (span.tenant, span.trace_id, span.span_id)
         trace_key = (span.tenant, span.trace_id)
         group = self._group_of(trace_key)
@@ -313,6 +340,7 @@ class TurnAssembler:
             # calls), but never open or re-open a group for it.
             if group is None:
                 self._note_unread(trace_key, span, now)
+                self._keep_early_link(trace_key, span)
             elif self._has_room(group):
                 self._remember(seen_key)
                 group.members[key] = self._member(span, None, logs)
@@ -341,7 +369,8 @@ class TurnAssembler:
             group.traces.add(span.trace_id)
         elif group.gid in self._done:
             self._reopen(group, now)
-        self._unread.pop(trace_key, None)
+        if self._unread.pop(trace_key, None) is not None:
+            self._take_early_links(group, trace_key)
         if not self._has_room(group):
             self._lost_logs(logs)
             return
@@ -350,6 +379,8 @@ class TurnAssembler:
         group.ready = None
         if isinstance(value, AgentInvocation):
             group.agent_traces.add(span.trace_id)
+        elif isinstance(value, LlmStep) and continuable(value):
+            self._keep_response(span.tenant, span.service_name, value)
         self._register(group, join.registrations, when)
         self._touch(group, now)
 
@@ -687,6 +718,30 @@ class TurnAssembler:
                 del self._by_trace[(group.tenant, trace_id)]
         self._joins.withdraw(group.join_keys, group.gid)
 
+    def _keep_response(self, tenant: str, service: str, step: LlmStep) -> None:
+        key = (tenant, service, step.response_id)
+        self._responses[key] = step
+        self._responses.move_to_end(key)
+        while len(self._responses) > MAX_RESPONSES:
+            self._responses.popitem(last=False)
+
+    def _earlier(
+        self, tenant: str, service: str, steps: Sequence[LlmStep], agent: AgentInvocation | None
+    ) -> tuple[LlmStep, ...]:
+        """The calls before the turn's request in its Responses API chain
+        (`TurnSpans.earlier`): from the response its first call continues, which the agent
+        span names when that call's span does not."""
+        if not self._responses:
+            return ()
+        first = min(steps, key=lambda s: s.start_time_unix_nano, default=None)
+        previous = first.previous_response_id if first is not None else ""
+        if not previous and agent is not None:
+            previous = agent.previous_response_id
+        responses = self._responses
+        return responses_chain(
+            previous, lambda response_id: responses.get((tenant, service, response_id)), steps
+        )
+
     def _count(self, reason: str) -> None:
         self._drops[reason] = self._drops.get(reason, 0) + 1
 
@@ -697,7 +752,25 @@ class TurnAssembler:
             return
         self._unread[trace_key] = (now, span.service_name, span.scope_name)
         while len(self._unread) > MAX_UNREAD_TRACES:
-            self._count_without_turn(*self._unread.popitem(last=False)[1][1:])
+            evicted, (_, service, scope) = self._unread.popitem(last=False)
+            self._early_links.pop(evicted, None)
+            self._count_without_turn(service, scope)
+
+    def _keep_early_link(self, trace_key: _TraceKey, span: SpanRecord) -> None:
+        """Keep a span of a trace no group holds yet as a link: spans arrive in any order,
+        and one that sits between two readable spans (the MCP SDK's client span of a tool
+        call, between the agent's tool span and the server's) may come first."""
+        if trace_key not in self._unread:
+            return
+        links = self._early_links.setdefault(trace_key, {})
+        if len(links) < MAX_EARLY_LINKS:
+            links.setdefault(span.span_id, self._member(span, None))
+
+    def _take_early_links(self, group: _Group, trace_key: _TraceKey) -> None:
+        for span_id, link in self._early_links.pop(trace_key, {}).items():
+            if (link.trace_id, span_id) not in group.members and self._has_room(group):
+                self._remember((group.tenant, link.trace_id, span_id))
+                group.members[(link.trace_id, span_id)] = link
 
     def _expire_unread(self, now: float) -> None:
         while self._unread:
@@ -705,6 +778,7 @@ class TurnAssembler:
             if now - first_seen < self._max_wait:
                 return
             del self._unread[trace_key]
+            self._early_links.pop(trace_key, None)
             self._count_without_turn(service, scope)
 
     def _count_without_turn(self, service: str, scope: str) -> None:
@@ -739,9 +813,12 @@ class TurnAssembler:
             parts.append(self._part(group, None, owned))
         return parts
 
-    @staticmethod
     def _part(
-        group: _Group, agent: _Member | None, owned: list[_Member], peers: Sequence[_Member] = ()
+        self,
+        group: _Group,
+        agent: _Member | None,
+        owned: list[_Member],
+        peers: Sequence[_Member] = (),
     ) -> _Part:
         """`peers`: the group's other outermost agent spans (agents of the same run)."""
         steps = [m for m in owned if isinstance(m.value, LlmStep)]
@@ -749,10 +826,13 @@ class TurnAssembler:
         root = agent if agent is not None else first
         service = next((m.service for m in (root, *owned) if m is not None and m.service), "")
         agent_value = agent.value if agent is not None else None
+        agent_run = agent_value if isinstance(agent_value, AgentInvocation) else None
+        calls = tuple(m.value for m in steps if isinstance(m.value, LlmStep))
         spans = TurnSpans(
-            steps=tuple(m.value for m in steps if isinstance(m.value, LlmStep)),
+            steps=calls,
             tools=_one_per_execution(owned),
-            agent=agent_value if isinstance(agent_value, AgentInvocation) else None,
+            agent=agent_run,
+            earlier=self._earlier(group.tenant, service, calls, agent_run),
             tenant=group.tenant,
             trace_id=first.trace_id if first is not None else "",
             service=service,
@@ -779,25 +859,35 @@ def _with_logs(span: SpanRecord, logs: tuple[_HeldLog, ...]) -> SpanRecord:
 
 
 def _one_per_execution(owned: list[_Member]) -> tuple[ToolExecution, ...]:
-    """The tool executions of a turn, one per execution. A tool span whose parent is a
-    tool span of the same tool records the same execution once more: two instrumentations
-    layered, such as OpenInference's AutoGen TOOL span (arguments and result, no call id)
-    around AutoGen's own `execute_tool` span (the call id and the error status, no
-    result). The two are one execution: each field from whichever span recorded it, and
-    failed when either says so."""
+    """The tool executions of a turn, one per execution. A tool span below a tool span of
+    the same tool records the same execution once more: two instrumentations layered, such
+    as OpenInference's AutoGen TOOL span (arguments and result, no call id) around
+    AutoGen's own `execute_tool` span (the call id and the error status, no result), or an
+    MCP server's `tools/call` span (the tool's name and whether its result was flagged
+    `isError`, no arguments) under the client's span of the call, with the client's
+    request span (`MCP send tools/call`, which no reader reads) between the two. Spans
+    between them that say nothing about a turn are passed through; any other span (an
+    agent, an LLM call) makes the inner tool an execution of its own. The two are one
+    execution: each field from whichever span recorded it, and failed when either says
+    so."""
+    by_key = {(m.trace_id, m.span_id): m for m in owned}
     tools = {
         (m.trace_id, m.span_id): (m, m.value) for m in owned if isinstance(m.value, ToolExecution)
     }
-    inner: dict[_SpanKey, list[ToolExecution]] = {}
-    nested: set[_SpanKey] = set()
+    outer_of: dict[_SpanKey, _SpanKey] = {}
     for key, (m, value) in tools.items():
-        parent = tools.get((m.trace_id, m.parent_span_id))
-        if parent is not None and parent[1].name == value.name:
-            inner.setdefault((m.trace_id, m.parent_span_id), []).append(value)
-            nested.add(key)
+        outer = _enclosing_tool(m, by_key)
+        if outer is not None and outer in tools and tools[outer][1].name == value.name:
+            outer_of[key] = outer
+    inner: dict[_SpanKey, list[ToolExecution]] = {}
+    for key in outer_of:
+        root, depth = key, 0
+        while root in outer_of and depth < _MAX_DEPTH:  # layers of one execution, any depth
+            root, depth = outer_of[root], depth + 1
+        inner.setdefault(root, []).append(tools[key][1])
     out: list[ToolExecution] = []
     for key, (_, value) in tools.items():
-        if key in nested:
+        if key in outer_of:
             continue
         for same in inner.get(key, ()):
             value = replace(
@@ -809,6 +899,23 @@ def _one_per_execution(owned: list[_Member]) -> tuple[ToolExecution, ...]:
             )
         out.append(value)
     return tuple(out)
+
+
+def _enclosing_tool(member: _Member, by_key: Mapping[_SpanKey, _Member]) -> _SpanKey | None:
+    """The tool span `member` runs in: its nearest ancestor, through spans that say
+    nothing about a turn, when that ancestor is a tool span; else None."""
+    current = member
+    for _ in range(_MAX_DEPTH):
+        if not current.parent_span_id:
+            return None
+        key = (current.trace_id, current.parent_span_id)
+        parent = by_key.get(key)
+        if parent is None:
+            return None
+        if parent.value is not None:
+            return key if isinstance(parent.value, ToolExecution) else None
+        current = parent
+    return None
 
 
 class _Scopes:

@@ -17,6 +17,9 @@ joins an earlier call's turn only on evidence that it continues that very call:
   calls, by ids long enough to be unique (`MIN_JOIN_CALL_ID`).
 - Conversation id ("c" key): the same conversation id and the same request (history up
   to the user message).
+- Response id ("o" keys): it opens no request and continues, by the Responses API's
+  `previous_response_id`, the very response the earlier call gave
+  (`LlmStep.previous_response_id`, `LlmStep.response_id`), whatever its call ids.
 
 Every key is scoped to the tenant and the service (`service.name` of the span's
 resource), so calls of two services or tenants never join however alike they are. A key
@@ -32,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from .normalize.base import ChatMessage, LlmStep, ToolCallPart
+from .normalize.values import is_response_id
 from .turn_builder import (
     continues_turn,
     extend_fingerprints,
@@ -105,7 +109,7 @@ def join_keys(tenant: str, service: str, step: LlmStep, *, by_call_id: bool = Tr
     """The keys of one call. `by_call_id` False: register its call ids, look none up (a
     call of a trace already being assembled belongs there, whatever ids it repeats)."""
     seed = _digest(tenant.encode(), service.encode())
-    by_call = _call_id_keys(seed, step)
+    by_call = _with_response_keys(seed, step, _call_id_keys(seed, step))
     if not by_call_id:
         by_call = JoinKeys((), by_call.registrations)
     messages = step.input_messages
@@ -208,6 +212,21 @@ def _call_id_keys(seed: bytes, step: LlmStep) -> JoinKeys:
         (*(b"a" + k for k in asked), *(b"r" + k for k in handed)),
         (*(b"r" + k for k in asked), *(b"a" + k for k in handed)),
     )
+
+
+def _with_response_keys(seed: bytes, step: LlmStep, keys: JoinKeys) -> JoinKeys:
+    """`keys` with the call's "o" keys first: its response id, offered to the calls that
+    continue it, and the response it continues, looked up when it opens no request (a
+    new request continuing a response is a turn of its own, its history read from that
+    response's calls: `turn_builder.responses_chain`)."""
+    lookups, registrations = keys.lookups, keys.registrations
+    if is_response_id(step.response_id):
+        registrations = (b"o" + _digest(seed, step.response_id.encode()), *registrations)
+    if step.previous_response_id and continues_turn(step):
+        lookups = (b"o" + _digest(seed, step.previous_response_id.encode()), *lookups)
+    if lookups is keys.lookups and registrations is keys.registrations:
+        return keys
+    return JoinKeys(lookups, registrations, keys.identity)
 
 
 def _joinable(call_id: str) -> bool:

@@ -24,13 +24,19 @@ without ids answer them in order. A history call known by its id alone is the ca
 the earlier output it repeats, known by its name alone (`_calls_named_by_outputs`). A turn
 without any recorded LLM call is read from its agent span: from the conversation the
 span's result holds (a Haystack Agent's), else from its request and reply alone.
+
+A request that continues an earlier response by the Responses API's
+`previous_response_id` (the Microsoft Agent Framework's sessions) was sent none of the
+conversation before it: the calls of the chain it continues (`TurnSpans.earlier`, found
+by the assembler by response id, whatever trace they were in) stand for that history, and
+the chain's first response id names the conversation of all its turns.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from json.encoder import encode_basestring
 from typing import Any
@@ -39,6 +45,7 @@ from .answer_tools import delivered_answer, with_answer_calls
 from .call_reach import call_kind
 from .model import ToolCall, ToolDefinition, Turn
 from .normalize.base import AgentInvocation, ChatMessage, LlmStep, ToolCallPart, ToolExecution
+from .normalize.values import is_response_id
 from .nudges import is_framework_nudge
 from .prose_calls import parse_arguments
 from .transcript import TranscriptTurn, read_transcript
@@ -66,6 +73,11 @@ class TurnSpans:
     peer_agents: tuple[AgentInvocation, ...] = ()
     """The other outermost agent spans of the turn's trace: agents of the same run that
     are turns of their own (each speaker of an AutoGen group chat)."""
+    earlier: tuple[LlmStep, ...] = ()
+    """The calls of the conversation before the turn's request, oldest first, when that
+    request continues an earlier response (`LlmStep.previous_response_id`): each call's
+    input holds only what followed the call before it, so together they are the history
+    the request's own input leaves out (`responses_chain`)."""
 
     # Spelled out so that mypyc compiles it (see processors/normalize/base.py).
     def __init__(
@@ -78,6 +90,7 @@ class TurnSpans:
         service: str = "",
         inner_agents: tuple[AgentInvocation, ...] = (),
         peer_agents: tuple[AgentInvocation, ...] = (),
+        earlier: tuple[LlmStep, ...] = (),
     ) -> None:
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "tools", tools)
@@ -87,6 +100,7 @@ class TurnSpans:
         object.__setattr__(self, "service", service)
         object.__setattr__(self, "inner_agents", inner_agents)
         object.__setattr__(self, "peer_agents", peer_agents)
+        object.__setattr__(self, "earlier", earlier)
 
 
 # --- which calls form a turn -----------------------------------------------------------
@@ -289,6 +303,8 @@ def build_turn(spans: TurnSpans) -> Turn:
     anonymous: frozenset[str] = frozenset()
     if final is not None:
         request, messages = _stitched_messages(thread, final)
+        if spans.earlier and not holds_history(request):
+            messages = _with_history(messages, spans.earlier)
         answer = delivered_answer(final, spans.tools, agent)
         if answer is not None:
             # The run ended in its answer tool: the answer, not the step's text, is the reply.
@@ -327,7 +343,9 @@ def build_turn(spans: TurnSpans) -> Turn:
     else:
         raise ValueError("a turn needs an LLM step or an agent span")
 
-    conversation_id = _first(s.conversation_id for s in (final, *thread) if s is not None)
+    conversation_id = _chain_conversation(spans.earlier, thread) or _first(
+        s.conversation_id for s in (final, *thread) if s is not None
+    )
     if not conversation_id and agent is not None:
         conversation_id = agent.conversation_id
     read = read_transcript(
@@ -551,6 +569,81 @@ def _calls_named_by_outputs(step: LlmStep, thread: Sequence[LlmStep]) -> LlmStep
         messages[at] = replace(held, tool_calls=calls)
         changed = True
     return replace(step, input_messages=tuple(messages)) if changed else step
+
+
+# --- Responses API chains -----------------------------------------------------------------
+
+MAX_CHAIN_CALLS = 256
+"""Earlier calls one turn's history is read back from, the latest first."""
+
+
+def responses_chain(
+    previous_response_id: str,
+    call_of: Callable[[str], LlmStep | None],
+    own: Iterable[LlmStep] = (),
+) -> tuple[LlmStep, ...]:
+    """The calls a request continuing `previous_response_id` builds on, oldest first:
+    the call that gave that response, the call its own previous response id names, and so
+    on (`call_of`: response id -> the call that gave it, None when unknown). Stops at a
+    call it has seen, one of `own` (the turn's own calls), or after `MAX_CHAIN_CALLS`."""
+    seen = {id(s) for s in own}
+    chain: list[LlmStep] = []
+    current = previous_response_id
+    while current and len(chain) < MAX_CHAIN_CALLS:
+        step = call_of(current)
+        if step is None or id(step) in seen:
+            break
+        seen.add(id(step))
+        chain.append(step)
+        current = step.previous_response_id
+    chain.reverse()
+    return tuple(chain)
+
+
+def continuable(step: LlmStep) -> bool:
+    """Whether a later request may continue the call by its response id and read the
+    conversation from it: a Responses API response, given to a call that was sent no
+    history of its own (a call that was is no link of a `previous_response_id` chain)."""
+    return is_response_id(step.response_id) and not holds_history(step)
+
+
+def holds_history(step: LlmStep) -> bool:
+    """Whether the call was sent the conversation before its user request (then its input
+    is the history, and an earlier response adds nothing). A call without a request (tool
+    results alone) holds none."""
+    messages = step.input_messages
+    user = last_user_index(messages)
+    return user > 0 and any(m.role not in ("system", "developer") for m in messages[:user])
+
+
+def _with_history(
+    messages: list[dict[str, Any]], earlier: Sequence[LlmStep]
+) -> list[dict[str, Any]]:
+    """The turn's transcript with the earlier calls' inputs and outputs before its own
+    messages (after its system prompt): the conversation the provider kept for it."""
+    head = 0
+    while head < len(messages) and messages[head]["role"] in ("system", "developer"):
+        head += 1
+    history: list[dict[str, Any]] = []
+    for step in earlier:
+        history.extend(
+            m
+            for m in map(_openai_message, step.input_messages)
+            if m is not None and m["role"] not in ("system", "developer")
+        )
+        history.append(_output_message(step))
+    return [*messages[:head], *history, *messages[head:]]
+
+
+def _chain_conversation(earlier: Sequence[LlmStep], thread: Sequence[LlmStep]) -> str:
+    """The id that names a Responses API chain for all its turns: the response id of its
+    first call ("" when the turn is no such chain). The ids the calls record as their
+    conversation (`LlmStep.previous_response_id`) change with every call."""
+    if earlier:
+        return earlier[0].response_id
+    if any(s.previous_response_id for s in thread):
+        return _first(s.response_id for s in thread)
+    return ""
 
 
 def _transcript_messages(step: LlmStep) -> list[dict[str, Any]]:

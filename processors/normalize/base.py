@@ -92,6 +92,11 @@ class LlmStep:
     agent_name: str = ""
     start_time_unix_nano: int = 0
     end_time_unix_nano: int = 0
+    response_id: str = ""
+    """The id the provider gave this call's response (OpenAI Responses `resp_…`)."""
+    previous_response_id: str = ""
+    """The response this call continues (the Responses API's `previous_response_id`): its
+    input holds only what came after that response, whose call holds the history."""
 
     def __init__(
         self,
@@ -106,6 +111,8 @@ class LlmStep:
         agent_name: str = "",
         start_time_unix_nano: int = 0,
         end_time_unix_nano: int = 0,
+        response_id: str = "",
+        previous_response_id: str = "",
     ) -> None:
         object.__setattr__(self, "span_id", span_id)
         object.__setattr__(self, "input_messages", input_messages)
@@ -118,6 +125,8 @@ class LlmStep:
         object.__setattr__(self, "agent_name", agent_name)
         object.__setattr__(self, "start_time_unix_nano", start_time_unix_nano)
         object.__setattr__(self, "end_time_unix_nano", end_time_unix_nano)
+        object.__setattr__(self, "response_id", response_id)
+        object.__setattr__(self, "previous_response_id", previous_response_id)
 
 
 @dataclass(frozen=True, init=False)
@@ -175,6 +184,9 @@ class AgentInvocation:
     messages: tuple[ChatMessage, ...] = ()
     """The whole conversation, where the run's recorded result holds it (a Haystack
     Agent's `messages`): a turn whose LLM calls no span recorded is read from it."""
+    previous_response_id: str = ""
+    """The response the run's first LLM call continues (`LlmStep.previous_response_id`),
+    where the agent span names it and its calls' spans do not."""
 
     def __init__(
         self,
@@ -190,6 +202,7 @@ class AgentInvocation:
         extra: Mapping[str, Any] | None = None,
         wrapper: bool = False,
         messages: tuple[ChatMessage, ...] = (),
+        previous_response_id: str = "",
     ) -> None:
         object.__setattr__(self, "span_id", span_id)
         object.__setattr__(self, "agent_name", agent_name)
@@ -203,6 +216,7 @@ class AgentInvocation:
         object.__setattr__(self, "extra", {} if extra is None else extra)
         object.__setattr__(self, "wrapper", wrapper)
         object.__setattr__(self, "messages", messages)
+        object.__setattr__(self, "previous_response_id", previous_response_id)
 
 
 NormalizedSpan = LlmStep | ToolExecution | AgentInvocation

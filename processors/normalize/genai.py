@@ -23,6 +23,10 @@ Read, in order of preference:
   `gen_ai.tool.status` "error" (Strands) fails the call.
 - `invoke_agent`: its messages as above, attributes or events; the tools it names
   (`gen_ai.tool.definitions`, else Strands' `gen_ai.agent.tools`, names only).
+- Responses API chains: `gen_ai.response.id`, and a `gen_ai.conversation.id` that names
+  a response (`resp_…`), which is the `previous_response_id` the call continues (the
+  Microsoft Agent Framework records it so, a new one on every call; on an agent span it is
+  the response the run's first call continues).
 
 Spans without `gen_ai.operation.name` are classified by what they carry: a tool name
 makes a tool execution, an agent name an agent run, prompt or completion attributes
@@ -46,6 +50,7 @@ from .values import (
     first,
     is_mapping,
     load_json,
+    named_response,
     string,
     tool_definitions,
     unflatten,
@@ -119,6 +124,7 @@ def _looks_like_llm(span: SpanRecord) -> bool:
 
 def _llm(span: SpanRecord) -> LlmStep:
     attributes = span.attributes
+    conversation = conversation_id(attributes)
     return LlmStep(
         span_id=span.span_id,
         input_messages=_input_messages(span),
@@ -133,10 +139,12 @@ def _llm(span: SpanRecord) -> LlmStep:
         provider=string(attributes, "gen_ai.provider.name", "gen_ai.system"),
         system_instructions=content_text(attributes.get("gen_ai.system_instructions")),
         tools=_tools(attributes),
-        conversation_id=conversation_id(attributes),
+        conversation_id=conversation,
         agent_name=string(attributes, "gen_ai.agent.name"),
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
+        response_id=string(attributes, "gen_ai.response.id"),
+        previous_response_id=named_response(conversation),
     )
 
 
@@ -417,10 +425,11 @@ def _agent(span: SpanRecord) -> AgentInvocation:
     output_text = last_text(outputs, "assistant") or as_text(final)
     extra = {"agent_id": string(attributes, "gen_ai.agent.id")}
     name = string(attributes, "gen_ai.agent.name", "agent_name") or _agent_name_from(span.name)
+    conversation = conversation_id(attributes)
     return AgentInvocation(
         span_id=span.span_id,
         agent_name=name,
-        conversation_id=conversation_id(attributes),
+        conversation_id=conversation,
         model=string(attributes, "gen_ai.response.model", "gen_ai.request.model", "model_name"),
         input_text=last_text(inputs, "user") or last_text(history, "user"),
         output_text=output_text or last_text(history, "assistant"),
@@ -431,6 +440,9 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         # An agent run that names no agent (OpenLLMetry's `crewai.workflow`, a crew's
         # kickoff) only wraps the run: an agent span inside it names the turn.
         wrapper=not name,
+        # The Microsoft Agent Framework names the session's last response here, and not
+        # on the span of the run's first call, which continues it.
+        previous_response_id=named_response(conversation),
     )
 
 

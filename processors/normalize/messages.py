@@ -573,7 +573,10 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
 
     A JSON string literal is unquoted; an MCP `CallToolResult` (`{"content": [blocks],
     "isError"}`) becomes the text of its blocks, and so does a list of Bedrock Converse
-    blocks (a Strands `ToolResult`'s content). Anything else is kept as recorded.
+    blocks (a Strands `ToolResult`'s content), and so do text blocks alone (`{"type":
+    "text", "text"}`, or a list of them: the OpenAI Agents SDK's output of an MCP tool, its
+    `ToolOutputTextDict`), so that a result the text holds (an error object) is read as
+    one. Anything else is kept as recorded.
     """
     if value is None:
         return None, False
@@ -586,7 +589,22 @@ def tool_result(value: Any) -> tuple[str | None, bool]:
             return content_text(blocks), parsed.get("isError") is True
     if isinstance(parsed, list) and parsed and all(is_converse_block(b) for b in parsed):
         return content_text(parsed), False
+    blocks = [parsed] if is_mapping(parsed) else parsed
+    if isinstance(blocks, list) and blocks and all(_is_text_block(b) for b in blocks):
+        return "\n".join(b["text"] for b in blocks), False
     return as_text(value), False
+
+
+_TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations"})
+
+
+def _is_text_block(value: Any) -> bool:
+    return (
+        is_mapping(value)
+        and value.get("type") == "text"
+        and isinstance(value.get("text"), str)
+        and set(value) <= _TEXT_BLOCK_KEYS
+    )
 
 
 def langchain_tool_message(output: Any) -> tuple[str, str | None, bool]:

@@ -165,6 +165,24 @@ def conversation_id(attributes: Mapping[str, Any]) -> str:
     return string(attributes, *CONVERSATION_KEYS)
 
 
+RESPONSE_ID_PREFIX = "resp_"
+"""How OpenAI's Responses API ids begin (its conversations' ids begin `conv_`)."""
+
+
+def named_response(conversation: str) -> str:
+    """The response a conversation id names, or "". A client of the Responses API that
+    chains calls by `previous_response_id` records that id as the conversation id (the
+    Microsoft Agent Framework sends a `resp_` id as `previous_response_id` and a `conv_`
+    id as the conversation): a different one on every call, naming the call before."""
+    return conversation if is_response_id(conversation) else ""
+
+
+def is_response_id(text: str) -> bool:
+    """Whether `text` is the id of a Responses API response (what `previous_response_id`
+    continues)."""
+    return text.startswith(RESPONSE_ID_PREFIX)
+
+
 def unwrap_single(value: Any, keys: Iterable[str]) -> Any:
     """`{"input": {...}}` → `{...}` for a one-key wrapper naming the payload; else `value`.
 

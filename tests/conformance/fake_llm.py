@@ -7,6 +7,9 @@ is kept (`exchanges`) so a test can say what the model was asked and said.
 A tool offered under a plugin-qualified name (Semantic Kernel's `Git-git_push`: plugin,
 hyphen, function) is shown to the policy by its function's name and called by the name
 it was offered under, as a model reads and calls it (`by_function_name`).
+Like the real Responses API, it stores each response's conversation: a request that
+continues one by `previous_response_id` is read with that conversation before its own
+input.
 `FakeLlm` runs the server on a daemon thread: `with FakeLlm() as llm: llm.base_url`.
 """
 
@@ -44,6 +47,7 @@ class FakeLlm:
 
     def __init__(self) -> None:
         self.exchanges: list[Exchange] = []
+        self._conversations: dict[str, tuple[Message, ...]] = {}
         self._lock = threading.Lock()
         owner = self
 
@@ -62,6 +66,22 @@ class FakeLlm:
     def record(self, exchange: Exchange) -> None:
         with self._lock:
             self.exchanges.append(exchange)
+
+    def conversation(self, response_id: Any) -> tuple[Message, ...]:
+        """The messages a stored response ended (none for an unknown or absent id)."""
+        with self._lock:
+            return self._conversations.get(str(response_id or ""), ())
+
+    def store(self, response_id: str, request: Request, item: Mapping[str, Any]) -> None:
+        """Keep the conversation `response_id` ends: the request's messages (instructions
+        are not carried over, as in the real API) and the answer's output item."""
+        if item["type"] == "function_call":
+            said = Message("assistant", calls=((str(item["call_id"]), str(item["name"])),))
+        else:
+            said = Message("assistant", str(item["content"][0]["text"]))
+        kept = (*(m for m in request.messages if m.role != "system"), said)
+        with self._lock:
+            self._conversations[response_id] = kept
 
     def __enter__(self) -> FakeLlm:
         self._thread.start()
@@ -120,14 +140,18 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._json(chat_completion(request.model, answer))
         elif path.endswith("/responses"):
-            request, qualified = by_function_name(responses_request(body))
+            earlier = self.llm.conversation(body.get("previous_response_id"))
+            request, qualified = by_function_name(responses_request(body, earlier))
             answer = qualified(with_message_arguments(request, fitted(decide(request), request)))
             stream = bool(body.get("stream"))
             self.llm.record(Exchange("responses", request, answer, stream))
+            item = _output_item(answer)
+            response_id = f"resp_{next(_IDS):08d}"
+            self.llm.store(response_id, request, item)
             if stream:
-                self._events(response_events(request.model, answer))
+                self._events(response_events(request.model, answer, item, response_id))
             else:
-                self._json(response_object(request.model, answer))
+                self._json(response_object(request.model, answer, item, response_id=response_id))
         else:
             self._json({"error": {"message": f"no route {self.path}"}}, status=404)
 
@@ -260,11 +284,13 @@ def chat_request(body: Mapping[str, Any]) -> Request:
     return Request(str(body.get("model", "")), tuple(messages), tools, descriptions)
 
 
-def responses_request(body: Mapping[str, Any]) -> Request:
-    """A Responses API body as the policy sees it."""
+def responses_request(body: Mapping[str, Any], earlier: tuple[Message, ...] = ()) -> Request:
+    """A Responses API body as the policy sees it, after `earlier`: the conversation of
+    the response it continues (`previous_response_id`)."""
     messages = []
     if body.get("instructions"):
         messages.append(Message("system", _text(body["instructions"])))
+    messages.extend(earlier)
     items = body.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
@@ -452,10 +478,10 @@ def response_object(
     }
 
 
-def response_events(model: str, answer: Answer) -> Iterator[tuple[str | None, dict[str, Any]]]:
-    item = _output_item(answer)
+def response_events(
+    model: str, answer: Answer, item: Mapping[str, Any], response_id: str
+) -> Iterator[tuple[str | None, dict[str, Any]]]:
     sequence = itertools.count()
-    response_id = f"resp_{next(_IDS):08d}"
     created = response_object(model, answer, status="in_progress", response_id=response_id)
 
     def event(kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:

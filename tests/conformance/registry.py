@@ -59,6 +59,7 @@ class SetUp:
 def _all() -> tuple[SetUp, ...]:
     # One module per framework family, each with its own SETUPS, in the table's order.
     from .frameworks import (
+        agent_framework,
         agno,
         autogen,
         beeai,
@@ -69,6 +70,7 @@ def _all() -> tuple[SetUp, ...]:
         langchain,
         litellm,
         llama_index,
+        mcp_tools,
         openai_agents,
         openai_sdk,
         pydantic_ai,
@@ -96,6 +98,8 @@ def _all() -> tuple[SetUp, ...]:
         strands,
         dspy,
         semantic_kernel,
+        agent_framework,
+        mcp_tools,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 

@@ -434,3 +434,22 @@ def test_names_are_left_alone_when_the_function_name_is_offered_too() -> None:
     tools = {"Git-git_push": GIT["git_push"], **GIT}
     request = Request("fake-gpt", (_user("clean"),), tools)
     assert by_function_name(request)[0] == request
+
+
+def test_a_responses_request_continues_the_response_it_names() -> None:
+    with FakeLlm() as llm:
+        tool = {"type": "function", "name": "git_push", "parameters": {}}
+        first = httpx.post(
+            f"{llm.base_url}/responses",
+            json={"model": "fake-gpt", "input": "Push branch main of acme/clean.", "tools": [tool]},
+        ).json()
+        call = first["output"][0]
+        result = {"type": "function_call_output", "call_id": call["call_id"], "output": SHA}
+        second = httpx.post(
+            f"{llm.base_url}/responses",
+            json={"model": "fake-gpt", "input": [result], "previous_response_id": first["id"]},
+        ).json()
+        # Only the tool result was sent: the request and the call came from the first.
+        assert second["output"][0]["content"][0]["text"] == conversation("clean")[0].reply
+        roles = [m.role for m in llm.exchanges[-1].request.messages]
+        assert roles == ["user", "assistant", "tool"]

@@ -48,6 +48,7 @@ _SAMPLES: dict[str, Any] = {
     "agent": AgentInvocation("a2"),
     "inner_agents": (AgentInvocation("a3"),),
     "peer_agents": (AgentInvocation("a4"),),
+    "earlier": (LlmStep("s0", response_id="resp_1"),),
     "turn": Turn(reply="done", user_message="do it"),
     "span_ids": ("a", "b"),
     "seen": 2.5,
