@@ -16,10 +16,11 @@
   A tool that raised has no `output.value`: its exception event's message is the result.
 - AGENT, and a CHAIN that is a trace's root: an agent run named by `agent.name` or the span
   (a smolagents run span, `{Agent class}.run`, by the class). Spans that only wrap a run
-  (`AgentInvocation.wrapper`): the OpenAI Agents instrumentation's trace span (AGENT,
+  (`AgentInvocation.wrapper`): the OpenAI Agents instrumentations' trace span (AGENT,
   without the `graph.node.id` its agent spans carry; "Agent workflow" unless the trace
-  was named), the Google ADK instrumentation's CHAIN root for a `Runner` invocation
-  (`invocation [{app name}]`), and a root named after a framework's default ("LangGraph").
+  was named; the JavaScript SDK's processor adds a CHAIN of the same name under it),
+  the Google ADK instrumentation's CHAIN root for a `Runner` invocation (`invocation
+  [{app name}]`), and a root named after a framework's default ("LangGraph").
 - smolagents: its memory, in roles of its own (`tool-call`, `tool-response`) and with the
   request after a `New task:` line, is read in the OpenAI shape (`_smolagents_memory`);
   a run span's tools are `smolagents.tools_names` and `smolagents.managed_agents.N.name`.
@@ -283,7 +284,14 @@ def _bound_call_arguments(value: Any, parameters: Any) -> Any:
     return {**dict(zip(names, args, strict=False)), **kwargs}
 
 
-OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+OPENAI_AGENTS_SCOPES = frozenset(
+    {
+        "openinference.instrumentation.openai_agents",
+        "@arizeai/openinference-instrumentation-openai-agents",
+    }
+)
+"""OpenInference's instrumentations of the OpenAI Agents SDK, for Python and for Node.js:
+both name their trace's span for the trace (its `workflowName`), not for an agent."""
 GOOGLE_ADK_SCOPE = "openinference.instrumentation.google_adk"
 CREWAI_SCOPE = "openinference.instrumentation.crewai"
 HAYSTACK_SCOPE = "openinference.instrumentation.haystack"
@@ -344,7 +352,7 @@ def _agent_span_name(span: SpanRecord) -> str:
 
 
 def _wraps_run(span: SpanRecord) -> bool:
-    if span.scope_name == OPENAI_AGENTS_SCOPE and "graph.node.id" not in span.attributes:
+    if span.scope_name in OPENAI_AGENTS_SCOPES and "graph.node.id" not in span.attributes:
         return True  # the SDK trace's span; each agent's own span has its graph node
     if span.scope_name == GOOGLE_ADK_SCOPE and span.attributes.get(SPAN_KIND) == "CHAIN":
         return True  # the Runner's `invocation [{app}]`; the AGENT span inside names the agent

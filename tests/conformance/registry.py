@@ -24,6 +24,13 @@ NODE_ENV = ENVS / "node"
 NODE = NODE_ENV / "node_modules" / "node" / "bin" / "node"
 """The Node the npm folder pins (the registry's `node` package): the frameworks need a newer
 one than a machine may have, and every Node set-up runs on the same one."""
+NODE_SDK_TRACES_ONLY: Mapping[str, str] = {
+    "OTEL_METRICS_EXPORTER": "none",
+    "OTEL_LOGS_EXPORTER": "none",
+}
+"""The environment of a set-up on the OpenTelemetry Node SDK: it exports metrics and logs
+too unless told not to, and the service receives traces only, so the set-up turns the
+others off as a user of such a backend would."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,7 @@ def _all() -> tuple[SetUp, ...]:
         litellm,
         llama_index,
         openai_agents,
+        openai_agents_js,
         openai_sdk,
         pydantic_ai,
         smolagents,
@@ -116,6 +124,7 @@ def _all() -> tuple[SetUp, ...]:
         beeai,
         haystack,
         vercel_ai,
+        openai_agents_js,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 

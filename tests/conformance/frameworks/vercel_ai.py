@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..registry import SetUp
+from ..registry import NODE_SDK_TRACES_ONLY, SetUp
 
 SETUPS: tuple[SetUp, ...] = (
     SetUp(
@@ -18,8 +18,6 @@ SETUPS: tuple[SetUp, ...] = (
         # `tool-error`, handed to the model (err-raise covers it).
         failures=("err-raise", "err-object"),
         team_agent="release_lead",
-        # The Node SDK also exports metrics and logs unless told not to; the service
-        # receives traces only, so this set-up turns the others off as a user would.
-        extra_env={"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"},
+        extra_env=NODE_SDK_TRACES_ONLY,
     ),
 )
