@@ -11,11 +11,16 @@ Read, in order of preference:
   `gen_ai.completion.N.function_call.*` (LiteLLM's OTel callback writes them only there);
   an input assistant message with no parts, answered by the tool results after it, holds
   the calls they answer, known by id alone (LiteLLM writes such messages without them).
-- tools offered: `gen_ai.tool.definitions`, OpenLLMetry's `llm.request.functions.N.*`,
-  Pydantic AI's `model_request_parameters`.
+- tools offered: `gen_ai.tool.definitions` (objects, or Mastra's bare names),
+  OpenLLMetry's `llm.request.functions.N.*`, Pydantic AI's `model_request_parameters`.
 - `execute_tool`: `gen_ai.tool.call.arguments` / `.result`, else Pydantic AI's
   `tool_arguments` / `tool_response`, else `input` / `output`, else LangSmith's
-  `gen_ai.prompt` / `gen_ai.completion`.
+  `gen_ai.prompt` / `gen_ai.completion`; a tool that raised and recorded no result has
+  its exception's message as the result.
+- `invoke_agent`: `gen_ai.input.messages` / `.output.messages`, else Pydantic AI's
+  `pydantic_ai.all_messages` / `final_result`, else Mastra's `mastra.agent_run.input`
+  (the request with its history; Mastra's `chat` spans record no input) /
+  `mastra.agent_run.output` (`{"text": ...}`), kept as the run's `messages`.
 
 Spans without `gen_ai.operation.name` are classified by what they carry: a tool name
 makes a tool execution, an agent name an agent run, prompt or completion attributes
@@ -36,6 +41,7 @@ from .values import (
     arguments_text,
     as_text,
     conversation_id,
+    exception_message,
     first,
     is_mapping,
     load_json,
@@ -46,6 +52,8 @@ from .values import (
 )
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+MASTRA_RUN_INPUT = "mastra.agent_run.input"
+MASTRA_RUN_OUTPUT = "mastra.agent_run.output"
 TOOL_OPERATION = "execute_tool"
 AGENT_OPERATION = "invoke_agent"
 
@@ -322,6 +330,10 @@ def _tool(span: SpanRecord) -> ToolExecution:
         attributes, "gen_ai.tool.call.result", "tool_response", "output", "gen_ai.completion"
     )
     result, result_error = tool_result(raw_result)
+    if result is None and span.is_error:
+        # A tool that raised records no result (the AI SDK's, Mastra's `execute_tool`): the
+        # error it raised is what the model was handed.
+        result = exception_message(span)
     return ToolExecution(
         span_id=span.span_id,
         name=string(attributes, "gen_ai.tool.name") or _tool_name_from(span.name),
@@ -350,6 +362,15 @@ def _agent(span: SpanRecord) -> AgentInvocation:
     # Pydantic AI records the whole run in one attribute and the answer in another.
     history = read_messages(attributes.get("pydantic_ai.all_messages"), "user")
     final = attributes.get("final_result")
+    # Mastra records the run's request (the messages `generate` was given, in the AI SDK's
+    # shape) and its answer (`{"text": ...}`) in attributes of its own.
+    request = read_messages(attributes.get(MASTRA_RUN_INPUT), "user")
+    answer = load_json(attributes.get(MASTRA_RUN_OUTPUT))
+    run: tuple[ChatMessage, ...] = request
+    if is_mapping(answer) and isinstance(answer.get("text"), str):
+        final = final if final is not None else answer["text"]
+        run = (*request, ChatMessage(role="assistant", text=answer["text"]))
+    inputs = inputs or request
     output_text = last_text(outputs, "assistant") or as_text(final)
     extra = {"agent_id": string(attributes, "gen_ai.agent.id")}
     name = string(attributes, "gen_ai.agent.name", "agent_name") or _agent_name_from(span.name)
@@ -367,6 +388,7 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         # An agent run that names no agent (OpenLLMetry's `crewai.workflow`, a crew's
         # kickoff) only wraps the run: an agent span inside it names the turn.
         wrapper=not name,
+        messages=run if request else (),
     )
 
 

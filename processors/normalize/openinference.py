@@ -87,6 +87,7 @@ from .values import (
     arguments_text,
     as_text,
     conversation_id,
+    exception_message,
     first,
     load_json,
     string,
@@ -244,7 +245,7 @@ def _tool(span: SpanRecord) -> ToolExecution:
     if result is None:
         result, result_error = tool_result(output)
     if result is None and span.is_error:
-        result = _exception_message(span)
+        result = exception_message(span)
     arguments = first(
         attributes, "input.value", "tool_call.function.arguments", "gen_ai.tool.call.arguments"
     )
@@ -365,17 +366,6 @@ def _wraps_run(span: SpanRecord) -> bool:
     if _llama_index_workflow_run(span):
         return True  # the workflow's run; its `run_agent_step` spans name the agents
     return not span.parent_span_id and span.name in _DEFAULT_RUN_NAMES
-
-
-def _exception_message(span: SpanRecord) -> str | None:
-    """What a span that raised says went wrong: its last exception event's message, else
-    its status message; None when it says nothing."""
-    for event in reversed(span.events):
-        if event.name == "exception":
-            message = event.attributes.get("exception.message")
-            if isinstance(message, str) and message:
-                return message
-    return span.status_message or None
 
 
 # --- records of events ---------------------------------------------------------------------

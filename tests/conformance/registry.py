@@ -99,6 +99,7 @@ def _all() -> tuple[SetUp, ...]:
         langchain,
         litellm,
         llama_index,
+        mastra,
         openai_agents,
         openai_agents_js,
         openai_sdk,
@@ -125,6 +126,7 @@ def _all() -> tuple[SetUp, ...]:
         haystack,
         vercel_ai,
         openai_agents_js,
+        mastra,
     )
     return tuple(setup for family in families for setup in family.SETUPS)
 
