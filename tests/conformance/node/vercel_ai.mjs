@@ -3,6 +3,9 @@
 // SDK with the OTLP/HTTP (protobuf) exporter, configured by the environment alone, and the
 // AI SDK's OpenTelemetry integration (`@ai-sdk/otel`) registered once at start-up (since
 // AI SDK 7 the spans come from that package; `telemetry.functionId` names each call).
+// CONFORMANCE_INSTRUMENTATION picks its integration: `otel` (`OpenTelemetry`, the GenAI
+// semantic conventions, recommended) or `legacy` (`LegacyOpenTelemetry`, the AI SDK's own
+// `ai.*` spans of earlier versions). CONFORMANCE_STREAM=1 runs `streamText` instead.
 //
 // The model is the provider's default API for `openai(...)`, the Responses API, on the
 // scripted LLM (`createOpenAI({ baseURL })`). A conversation keeps its history: the second
@@ -10,18 +13,23 @@
 // is the docs' subagent pattern: the lead's tool `release_engineer` runs the engineer's
 // own `generateText` and returns its text.
 
-import { OpenTelemetry } from "@ai-sdk/otel";
+import { LegacyOpenTelemetry, OpenTelemetry } from "@ai-sdk/otel";
 import { createOpenAI } from "@ai-sdk/openai";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { NodeSDK } from "@opentelemetry/sdk-node";
-import { generateText, isStepCount, registerTelemetry, tool } from "ai";
+import { generateText, isStepCount, registerTelemetry, streamText, tool } from "ai";
 import { z } from "zod";
 
 import { push, run } from "./common.mjs";
 
 const sdk = new NodeSDK({ traceExporter: new OTLPTraceExporter() });
 sdk.start();
-registerTelemetry(new OpenTelemetry({ agentSpanName: "functionId" }));
+registerTelemetry(
+  process.env.CONFORMANCE_INSTRUMENTATION === "legacy"
+    ? new LegacyOpenTelemetry()
+    : new OpenTelemetry({ agentSpanName: "functionId" }),
+);
+const stream = process.env.CONFORMANCE_STREAM === "1";
 
 const openai = createOpenAI({
   baseURL: process.env.OPENAI_BASE_URL,
@@ -43,8 +51,16 @@ const gitPush = tool({
   execute: async ({ repo, branch }) => push(repo, branch),
 });
 
+/** `generateText`, or `streamText` read to its end: either way the finished result. */
+async function generate(options) {
+  if (!stream) return generateText(options);
+  const result = streamText(options);
+  await result.consumeStream();
+  return { text: await result.text, responseMessages: await result.responseMessages };
+}
+
 async function engineer(messages) {
-  return generateText({
+  return generate({
     model,
     system: INSTRUCTIONS,
     messages,
@@ -61,7 +77,7 @@ const releaseEngineer = tool({
 });
 
 async function lead(messages) {
-  return generateText({
+  return generate({
     model,
     system: LEAD_INSTRUCTIONS,
     messages,
