@@ -5,10 +5,15 @@ from __future__ import annotations
 from ..registry import NODE_SDK_TRACES_ONLY, SetUp
 
 
-def _agents(team: str) -> SetUp:
+def _agents(team: str, stream: bool = False) -> SetUp:
     how = "the engineer as the lead's tool" if team == "tool" else "a handoff to the engineer"
+    extra_env = {**NODE_SDK_TRACES_ONLY, "CONFORMANCE_TEAM": team}
+    if stream:
+        how = f"streamed, {how}"
+        extra_env["CONFORMANCE_STREAM"] = "1"
     return SetUp(
-        id=f"openai-agents-js.{team}.openinference",
+        id=".".join(part for part in ("openai-agents-js", "stream" if stream else "", team) if part)
+        + ".openinference",
         framework=f"OpenAI Agents SDK for JavaScript (Node.js, Responses API, {how})",
         instrumentation="OpenInference (@arizeai/openinference-instrumentation-openai-agents)",
         program="openai_agents",
@@ -24,8 +29,13 @@ def _agents(team: str) -> SetUp:
         # failure, handed to the model by the tool's `errorFunction` (err-raise covers it).
         failures=("err-raise", "err-object"),
         team_agent="release_lead",
-        extra_env={**NODE_SDK_TRACES_ONLY, "CONFORMANCE_TEAM": team},
+        extra_env=extra_env,
     )
 
 
-SETUPS: tuple[SetUp, ...] = (_agents("handoff"), _agents("tool"))
+SETUPS: tuple[SetUp, ...] = (
+    _agents("handoff"),
+    _agents("tool"),
+    _agents("handoff", stream=True),
+    _agents("tool", stream=True),
+)

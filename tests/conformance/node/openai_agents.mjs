@@ -9,6 +9,7 @@
 //
 // The model is the SDK's default, the Responses API, on the client that reads
 // OPENAI_BASE_URL. The two messages of a conversation share one `MemorySession`.
+// CONFORMANCE_STREAM=1 runs every conversation streamed (`run(..., { stream: true })`).
 // CONFORMANCE_TEAM picks the multi-agent variant: `handoff` (the lead hands the
 // conversation to the engineer) or `tool` (the lead calls the engineer as a tool,
 // `agent.asTool`).
@@ -27,6 +28,7 @@ new OpenAIAgentsInstrumentation().manuallyInstrument(agents);
 
 const { Agent, MemorySession, getGlobalTraceProvider, tool } = agents;
 
+const stream = process.env.CONFORMANCE_STREAM === "1";
 const INSTRUCTIONS = "You are a release engineer. Use git_push to push branches.";
 const LEAD_INSTRUCTIONS = "You lead releases. Hand pushes over to the release engineer.";
 
@@ -76,7 +78,12 @@ async function conversation(name, texts) {
   const agent = name.startsWith("team-") ? lead : engineer;
   const session = new MemorySession();
   for (const text of texts) {
-    await agents.run(agent, text, { session });
+    if (stream) {
+      const result = await agents.run(agent, text, { session, stream: true });
+      await result.completed;
+    } else {
+      await agents.run(agent, text, { session });
+    }
   }
 }
 
