@@ -5,8 +5,10 @@
 // name are handed to it from the environment the harness sets. Only traces are exported
 // (the service receives no logs).
 //
-// The model is Mastra's OpenAI-compatible model config (`{ id: "openai/...", url }`) on the
-// scripted LLM. A conversation keeps its history: the second message of `session` is
+// The model is Mastra's OpenAI-compatible model config (`{ id: "openai/...", url, api }`) on
+// the scripted LLM: Chat Completions (its default), or the Responses API with
+// CONFORMANCE_API=responses. CONFORMANCE_STREAM=1 runs `agent.stream` read to its end
+// (`getFullOutput`) instead of `agent.generate`. A conversation keeps its history: the second message of `session` is
 // sent after the first exchange's messages. The team is Mastra's supervisor agent: the
 // lead has the engineer as a sub-agent (`agents: { release_engineer }`), which Mastra
 // offers its model as a tool.
@@ -20,10 +22,12 @@ import { z } from "zod";
 
 import { push, run } from "./common.mjs";
 
+const stream = process.env.CONFORMANCE_STREAM === "1";
 const model = {
   id: "openai/fake-gpt",
   url: process.env.OPENAI_BASE_URL,
   apiKey: process.env.OPENAI_API_KEY,
+  api: process.env.CONFORMANCE_API === "responses" ? "responses" : "chat",
 };
 
 // A failing push throws (err-raise: Mastra hands the error to the model as the call's
@@ -82,7 +86,9 @@ async function conversation(name, texts) {
   const history = [];
   for (const text of texts) {
     history.push({ role: "user", content: text });
-    const result = await agent.generate(history, { maxSteps: 5 });
+    const result = stream
+      ? await (await agent.stream(history, { maxSteps: 5 })).getFullOutput()
+      : await agent.generate(history, { maxSteps: 5 });
     history.push(...result.response.messages);
   }
 }
