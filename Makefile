@@ -83,7 +83,23 @@ CONFORMANCE_ENVS := $(patsubst tests/conformance/envs/%.txt,.conformance/%/.inst
 	.conformance/$*/bin/python -m pip install --quiet --progress-bar off -r $<
 	touch $@
 
-conformance-envs: $(CONFORMANCE_ENVS)
+# The Node.js set-ups share one npm folder, tests/conformance/node/, installed from its lock
+# file (exact versions) into .conformance/node/ and rebuilt when either file changes. Its
+# programs find the packages through the ignored link tests/conformance/node/node_modules.
+# The folder pins Node itself (the registry's `node` package, whose install script fetches
+# the matching binary package from the same registry): the frameworks need Node >= 22.13.
+NODE_FOLDER := tests/conformance/node
+
+.conformance/node/.installed: $(NODE_FOLDER)/package.json $(NODE_FOLDER)/package-lock.json
+	@echo "building the conformance environment node (.conformance/node)"
+	rm -rf .conformance/node $(NODE_FOLDER)/node_modules
+	mkdir -p .conformance/node
+	cp $(NODE_FOLDER)/package.json $(NODE_FOLDER)/package-lock.json .conformance/node/
+	npm ci --prefix .conformance/node --no-audit --no-fund --loglevel=error
+	ln -s ../../../.conformance/node/node_modules $(NODE_FOLDER)/node_modules
+	touch $@
+
+conformance-envs: $(CONFORMANCE_ENVS) .conformance/node/.installed
 
 test: lint typecheck unit
 

@@ -301,7 +301,16 @@ def build_turn(spans: TurnSpans) -> Turn:
     final = thread[-1] if thread else None  # final_step(spans.steps), from the same thread
     agent = spans.agent
     anonymous: frozenset[str] = frozenset()
-    if final is not None:
+    if final is not None and agent is not None and _request_only_in_run(thread, agent):
+        # The run's model calls recorded no input (Mastra's `chat` spans), but its agent
+        # span holds the request with its history: each call added its output to it.
+        user_index = last_user_index(agent.messages)
+        recorded = agent.messages[: user_index + 1]
+        messages = [m for m in map(_openai_message, recorded) if m is not None]
+        messages.extend(_output_message(step) for step in thread)
+        anonymous = _name_anonymous_calls(messages)
+        user_text = recorded[user_index].text
+    elif final is not None:
         request, messages = _stitched_messages(thread, final)
         if spans.earlier and not holds_history(request):
             messages = _with_history(messages, spans.earlier)
@@ -514,6 +523,11 @@ def _agent_reply(agent: AgentInvocation | None, thread: Sequence[LlmStep]) -> st
         return ""
     written = {output_text(s).strip() for s in thread}
     return "" if text.strip() in written else text
+
+
+def _request_only_in_run(thread: Sequence[LlmStep], agent: AgentInvocation) -> bool:
+    """No call of the thread recorded its input, and the agent's run recorded a request."""
+    return not any(s.input_messages for s in thread) and last_user_index(agent.messages) >= 0
 
 
 def _stitched_messages(

@@ -14,15 +14,19 @@ Read, in order of preference:
   Such an event may come from an OTLP log record (joined to its span by the assembler): a
   record whose body is the message as JSON text (Semantic Kernel) has it in the event's
   `body` attribute.
-- tools offered: `gen_ai.tool.definitions`, OpenLLMetry's `llm.request.functions.N.*`,
-  Pydantic AI's `model_request_parameters`.
+- tools offered: `gen_ai.tool.definitions` (objects, or Mastra's bare names),
+  OpenLLMetry's `llm.request.functions.N.*`, Pydantic AI's `model_request_parameters`.
 - `execute_tool`: `gen_ai.tool.call.arguments` / `.result`, else Pydantic AI's
   `tool_arguments` / `tool_response`, else `input` / `output`, else LangSmith's
   `gen_ai.prompt` / `gen_ai.completion`, else the deprecated events (Strands' legacy
   mode: the input as a `gen_ai.tool.message` event, the result as `gen_ai.choice`);
-  `gen_ai.tool.status` "error" (Strands) fails the call.
-- `invoke_agent`: its messages as above, attributes or events; the tools it names
-  (`gen_ai.tool.definitions`, else Strands' `gen_ai.agent.tools`, names only).
+  `gen_ai.tool.status` "error" (Strands) fails the call; a tool that raised and recorded
+  no result has its exception's message as the result.
+- `invoke_agent`: its messages as above, attributes or events, else Pydantic AI's
+  `pydantic_ai.all_messages` / `final_result`, else Mastra's `mastra.agent_run.input`
+  (the request with its history; Mastra's `chat` spans record no input) /
+  `mastra.agent_run.output` (`{"text": ...}`), kept as the run's `messages`; the tools it
+  names (`gen_ai.tool.definitions`, else Strands' `gen_ai.agent.tools`, names only).
 - Responses API chains: `gen_ai.response.id`, and a `gen_ai.conversation.id` that names
   a response (`resp_…`), which is the `previous_response_id` the call continues (the
   Microsoft Agent Framework records it so, a new one on every call; on an agent span it is
@@ -47,6 +51,7 @@ from .values import (
     arguments_text,
     as_text,
     conversation_id,
+    exception_message,
     first,
     is_mapping,
     load_json,
@@ -58,6 +63,8 @@ from .values import (
 )
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+MASTRA_RUN_INPUT = "mastra.agent_run.input"
+MASTRA_RUN_OUTPUT = "mastra.agent_run.output"
 TOOL_OPERATION = "execute_tool"
 AGENT_OPERATION = "invoke_agent"
 
@@ -365,6 +372,10 @@ def _tool(span: SpanRecord) -> ToolExecution:
     result, result_error = tool_result(raw_result)
     if raw_result is None:
         result = _choice_result(span)
+    if result is None and span.is_error:
+        # A tool that raised records no result (the AI SDK's, Mastra's `execute_tool`): the
+        # error it raised is what the model was handed.
+        result = exception_message(span)
     return ToolExecution(
         span_id=span.span_id,
         name=string(attributes, "gen_ai.tool.name") or _tool_name_from(span.name),
@@ -422,6 +433,15 @@ def _agent(span: SpanRecord) -> AgentInvocation:
     # Pydantic AI records the whole run in one attribute and the answer in another.
     history = read_messages(attributes.get("pydantic_ai.all_messages"), "user")
     final = attributes.get("final_result")
+    # Mastra records the run's request (the messages `generate` was given, in the AI SDK's
+    # shape) and its answer (`{"text": ...}`) in attributes of its own.
+    request = read_messages(attributes.get(MASTRA_RUN_INPUT), "user")
+    answer = load_json(attributes.get(MASTRA_RUN_OUTPUT))
+    run: tuple[ChatMessage, ...] = request
+    if is_mapping(answer) and isinstance(answer.get("text"), str):
+        final = final if final is not None else answer["text"]
+        run = (*request, ChatMessage(role="assistant", text=answer["text"]))
+    inputs = inputs or request
     output_text = last_text(outputs, "assistant") or as_text(final)
     extra = {"agent_id": string(attributes, "gen_ai.agent.id")}
     name = string(attributes, "gen_ai.agent.name", "agent_name") or _agent_name_from(span.name)
@@ -443,6 +463,7 @@ def _agent(span: SpanRecord) -> AgentInvocation:
         # The Microsoft Agent Framework names the session's last response here, and not
         # on the span of the run's first call, which continues it.
         previous_response_id=named_response(conversation),
+        messages=run if request else (),
     )
 
 

@@ -16,10 +16,11 @@
   A tool that raised has no `output.value`: its exception event's message is the result.
 - AGENT, and a CHAIN that is a trace's root: an agent run named by `agent.name` or the span
   (a smolagents run span, `{Agent class}.run`, by the class). Spans that only wrap a run
-  (`AgentInvocation.wrapper`): the OpenAI Agents instrumentation's trace span (AGENT,
+  (`AgentInvocation.wrapper`): the OpenAI Agents instrumentations' trace span (AGENT,
   without the `graph.node.id` its agent spans carry; "Agent workflow" unless the trace
-  was named), the Google ADK instrumentation's CHAIN root for a `Runner` invocation
-  (`invocation [{app name}]`), and a root named after a framework's default ("LangGraph").
+  was named; the JavaScript SDK's processor adds a CHAIN of the same name under it),
+  the Google ADK instrumentation's CHAIN root for a `Runner` invocation (`invocation
+  [{app name}]`), and a root named after a framework's default ("LangGraph").
 - smolagents: its memory, in roles of its own (`tool-call`, `tool-response`) and with the
   request after a `New task:` line, is read in the OpenAI shape (`_smolagents_memory`);
   a run span's tools are `smolagents.tools_names` and `smolagents.managed_agents.N.name`.
@@ -93,6 +94,7 @@ from .values import (
     arguments_text,
     as_text,
     conversation_id,
+    exception_message,
     first,
     load_json,
     string,
@@ -254,7 +256,7 @@ def _tool(span: SpanRecord) -> ToolExecution:
     if result is None:
         result, result_error = tool_result(output)
     if result is None and span.is_error:
-        result = _exception_message(span)
+        result = exception_message(span)
     arguments = first(
         attributes, "input.value", "tool_call.function.arguments", "gen_ai.tool.call.arguments"
     )
@@ -308,7 +310,14 @@ def _bound_call_arguments(value: Any, parameters: Any) -> Any:
     return {**dict(zip(names, args, strict=False)), **kwargs}
 
 
-OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+OPENAI_AGENTS_SCOPES = frozenset(
+    {
+        "openinference.instrumentation.openai_agents",
+        "@arizeai/openinference-instrumentation-openai-agents",
+    }
+)
+"""OpenInference's instrumentations of the OpenAI Agents SDK, for Python and for Node.js:
+both name their trace's span for the trace (its `workflowName`), not for an agent."""
 GOOGLE_ADK_SCOPE = "openinference.instrumentation.google_adk"
 CREWAI_SCOPE = "openinference.instrumentation.crewai"
 HAYSTACK_SCOPE = "openinference.instrumentation.haystack"
@@ -396,7 +405,7 @@ def _module_input(span: SpanRecord, raw_input: Any) -> Any:
 
 
 def _wraps_run(span: SpanRecord) -> bool:
-    if span.scope_name == OPENAI_AGENTS_SCOPE and "graph.node.id" not in span.attributes:
+    if span.scope_name in OPENAI_AGENTS_SCOPES and "graph.node.id" not in span.attributes:
         return True  # the SDK trace's span; each agent's own span has its graph node
     if span.scope_name == GOOGLE_ADK_SCOPE and span.attributes.get(SPAN_KIND) == "CHAIN":
         return True  # the Runner's `invocation [{app}]`; the AGENT span inside names the agent
@@ -409,17 +418,6 @@ def _wraps_run(span: SpanRecord) -> bool:
     if _llama_index_workflow_run(span):
         return True  # the workflow's run; its `run_agent_step` spans name the agents
     return not span.parent_span_id and span.name in _DEFAULT_RUN_NAMES
-
-
-def _exception_message(span: SpanRecord) -> str | None:
-    """What a span that raised says went wrong: its last exception event's message, else
-    its status message; None when it says nothing."""
-    for event in reversed(span.events):
-        if event.name == "exception":
-            message = event.attributes.get("exception.message")
-            if isinstance(message, str) and message:
-                return message
-    return span.status_message or None
 
 
 # --- records of events ---------------------------------------------------------------------

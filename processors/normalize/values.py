@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any, TypeGuard
 
 from ..model import ToolDefinition
+from ..spans import SpanRecord
 from .json_text import loads
 
 MAX_ITEMS = 2_000
@@ -244,10 +245,15 @@ def _listify(node: Any) -> Any:
 # --- tool definitions ---------------------------------------------------------------------
 
 
+_TOOL_NAME = re.compile(r"[A-Za-z_][\w.:-]{0,127}")
+"""What a tool's bare name looks like (no spaces: a sentence is not a name)."""
+
+
 def tool_definitions(value: Any) -> tuple[ToolDefinition, ...] | None:
     """Tool definitions in `value`: OpenAI (`{"type": "function", "function": {...}}` or flat),
     Anthropic (`input_schema`), Vercel (`inputSchema`), Gemini (`function_declarations`),
-    Pydantic AI (`parameters_json_schema`); items may be JSON text. None when unreadable.
+    Pydantic AI (`parameters_json_schema`), or bare names (Mastra), without a schema; items
+    may be JSON text. None when unreadable.
     """
     if isinstance(value, str):
         return _text_tool_definitions(value)
@@ -277,6 +283,11 @@ def _definitions(items: Sequence[Any], tools: list[ToolDefinition], depth: int) 
         if len(tools) >= MAX_TOOLS or depth > 2:
             return
         item = load_json(item)
+        if isinstance(item, str) and _TOOL_NAME.fullmatch(item):
+            # A bare name (Mastra's `gen_ai.tool.definitions` lists only the names of the
+            # agent's tools): the tool was offered, its schema is unknown.
+            tools.append(ToolDefinition(name=item))
+            continue
         if not is_mapping(item):
             continue
         declarations = item.get("function_declarations") or item.get("functionDeclarations")
@@ -299,3 +310,14 @@ def _definitions(items: Sequence[Any], tools: list[ToolDefinition], depth: int) 
                 description=description if isinstance(description, str) else "",
             )
         )
+
+
+def exception_message(span: SpanRecord) -> str | None:
+    """What a span that raised says went wrong: its last exception event's message, else
+    its status message; None when it says nothing."""
+    for event in reversed(span.events):
+        if event.name == "exception":
+            message = event.attributes.get("exception.message")
+            if isinstance(message, str) and message:
+                return message
+    return span.status_message or None

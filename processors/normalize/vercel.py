@@ -6,7 +6,8 @@
   input}]`); tools from `ai.prompt.tools`; model `ai.response.model`, else `ai.model.id`.
 - `ai.generateText`, `ai.streamText`, `ai.generateObject`, `ai.streamObject`: the whole
   call with its steps, an agent run named by `ai.telemetry.functionId`.
-- `ai.toolCall`: `ai.toolCall.{name, id, args | input, result | output}`.
+- `ai.toolCall`: `ai.toolCall.{name, id, args | input, result | output}`; a tool that threw
+  has its exception's message as the result.
 
 Embedding spans and anything else normalize to None.
 """
@@ -20,6 +21,7 @@ from .values import (
     arguments_text,
     as_text,
     conversation_id,
+    exception_message,
     first,
     load_json,
     string,
@@ -108,6 +110,9 @@ def _tool(span: SpanRecord) -> ToolExecution:
     result, result_error = tool_result(
         first(attributes, "ai.toolCall.result", "ai.toolCall.output")
     )
+    if result is None and span.is_error:
+        # A tool that threw records no result, only the error (an exception event).
+        result = exception_message(span)
     return ToolExecution(
         span_id=span.span_id,
         name=string(attributes, "ai.toolCall.name"),

@@ -1,9 +1,10 @@
 """Running one set-up against a real `factledger serve` and reading back its turns.
 
-The set-up program runs in its own virtualenv as a child process, exports its spans to
-the service over OTLP/HTTP (configured by `OTEL_EXPORTER_OTLP_ENDPOINT` alone) and talks
-to the scripted LLM. When it has exited (after flushing), the service is asked until
-nothing is in flight, and the turns of the set-up's service are read with their details.
+The set-up program runs in its own virtualenv (a Node set-up: on the npm folder's Node) as
+a child process, exports its spans to the service over OTLP/HTTP (configured by
+`OTEL_EXPORTER_OTLP_ENDPOINT` alone) and talks to the scripted LLM. When it has exited
+(after flushing), the service is asked until nothing is in flight, and the turns of the
+set-up's service are read with their details.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def run_setup(setup: SetUp, service_url: str, llm_url: str) -> SetUpRun:
         **setup.extra_env,
     }
     process = subprocess.run(
-        [str(setup.python), "-m", f"tests.conformance.setups.{setup.program}"],
+        setup.command,
         cwd=ROOT,
         env=env,
         capture_output=True,

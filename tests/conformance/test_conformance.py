@@ -1,7 +1,7 @@
 """Every set-up, every case: exactly one turn per request, each field right.
 
-A set-up whose virtualenv is missing fails under CI=true and is skipped otherwise, with
-the command that builds it (`make conformance-envs`).
+A set-up whose virtualenv (or npm folder) is missing fails under CI=true and is skipped
+otherwise, with the command that builds it (`make conformance-envs`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ CASES = [
 
 
 def _require_env(setup: SetUp) -> None:
-    if setup.python.exists():
+    if setup.interpreter.exists():
         return
-    message = f"{setup.python} is missing: `make conformance-envs` builds it"
+    message = f"{setup.interpreter} is missing: `make conformance-envs` builds it"
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
