@@ -19,5 +19,23 @@ SETUPS: tuple[SetUp, ...] = (
         # as an error result) or returns an error object.
         failures=("err-raise", "err-object"),
         team_agent="",
+        extra_env={"CONFORMANCE_INSTRUMENTATION": "openinference"},
+    ),
+    SetUp(
+        id="haystack.tracer",
+        framework="Haystack Agent (team: an Agent used as a tool, AgentTool)",
+        instrumentation="Haystack's own OpenTelemetryTracer (opentelemetry-haystack), "
+        "content tracing on",
+        program="haystack_agent",
+        env="haystack",
+        packages=("haystack-ai", "opentelemetry-haystack"),
+        agent="",
+        failures=("err-raise", "err-object"),
+        team_agent="",
+        extra_env={
+            "CONFORMANCE_INSTRUMENTATION": "haystack",
+            # Haystack records component inputs and outputs only with content tracing on.
+            "HAYSTACK_CONTENT_TRACING_ENABLED": "true",
+        },
     ),
 )

@@ -1,5 +1,11 @@
-"""A Haystack `Agent` with a tool, instrumented by OpenInference
-(`HaystackInstrumentor().instrument(tracer_provider=...)`), as its README shows.
+"""A Haystack `Agent` with a tool, traced as `CONFORMANCE_INSTRUMENTATION` says:
+- `openinference`: OpenInference's `HaystackInstrumentor().instrument(tracer_provider=...)`,
+  as its README shows;
+- `haystack`: Haystack's own tracer, `OpenTelemetryTracer` (the `opentelemetry-haystack`
+  integration since Haystack 3) on the global SDK provider, enabled with
+  `tracing.enable_tracing(...)`, with content tracing on by the environment
+  (`HAYSTACK_CONTENT_TRACING_ENABLED=true`, which the set-up's environment sets: Haystack
+  reads it when `haystack.tracing` is imported), as Haystack's tracing docs show.
 
 The model is `OpenAIChatGenerator` on the scripted LLM: its key is Haystack's default
 `Secret.from_env_var("OPENAI_API_KEY")`, its base URL `api_base_url`. A failing push
@@ -42,11 +48,26 @@ def git_push(
     return _common.push(repo, branch)
 
 
-def main() -> None:
+def _instrument(provider: Any) -> tuple[str, ...]:
+    """Install the instrumentation `CONFORMANCE_INSTRUMENTATION` names; its distributions."""
+    if os.environ.get("CONFORMANCE_INSTRUMENTATION", "openinference") == "haystack":
+        from haystack import tracing
+        from haystack_integrations.tracing.opentelemetry import OpenTelemetryTracer
+        from opentelemetry import trace
+
+        # The docs' `tracing.enable_tracing(OpenTelemetryTracer(trace.get_tracer(...)))`:
+        # the tracer comes from the global provider `tracer_provider()` installed.
+        tracing.enable_tracing(OpenTelemetryTracer(trace.get_tracer("release_agent")))
+        return ("opentelemetry-haystack",)
     from openinference.instrumentation.haystack import HaystackInstrumentor
 
-    provider = _common.tracer_provider()
     HaystackInstrumentor().instrument(tracer_provider=provider)
+    return ("openinference-instrumentation-haystack",)
+
+
+def main() -> None:
+    provider = _common.tracer_provider()
+    instrumentation = _instrument(provider)
 
     def generator() -> OpenAIChatGenerator:
         return OpenAIChatGenerator(model="fake-gpt", api_base_url=os.environ["OPENAI_BASE_URL"])
@@ -71,7 +92,7 @@ def main() -> None:
 
     _common.run(
         conversation,
-        packages=("haystack-ai", "openinference-instrumentation-haystack", "opentelemetry-sdk"),
+        packages=("haystack-ai", *instrumentation, "opentelemetry-sdk"),
         flush=provider.force_flush,
         # Haystack documents no tool-error type of its own: a tool raises, and the Agent
         # hands the error to the model as an error result.
