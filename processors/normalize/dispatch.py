@@ -11,9 +11,14 @@ decides, so a span never gets two readings:
 | 4     | `genai`         | `gen_ai.operation.name`, tool or agent name, prompt or     |
 |       |                 | completion attributes, `llm.request.type`, message events  |
 | 5     | `langfuse`      | `langfuse.observation.type`                                |
+| 6     | `haystack`      | a `haystack.…` span name (Haystack's operation names) or a |
+|       |                 | `haystack.*` attribute: Haystack's own tracer              |
 
 Declared span kinds go first: frameworks that add GenAI attributes to OpenInference or
 AI SDK spans (Google ADK, the AI SDK's `gen_ai.system`) are read by what they declared.
+Haystack's own tracer goes last: its marker is a name prefix, weaker than any declared
+convention's key, and an instrumentation's span that happens to carry a `haystack.*` tag
+is read by the instrumentation's convention.
 """
 
 from __future__ import annotations
@@ -22,10 +27,10 @@ from collections.abc import Callable
 from typing import Literal
 
 from ..spans import SpanRecord
-from . import genai, langfuse, openinference, traceloop, vercel
+from . import genai, haystack_tracer, langfuse, openinference, traceloop, vercel
 from .base import NormalizedSpan
 
-Convention = Literal["openinference", "traceloop", "vercel", "genai", "langfuse"]
+Convention = Literal["openinference", "traceloop", "vercel", "genai", "langfuse", "haystack"]
 
 _Detector = Callable[[SpanRecord], bool]
 _Reader = Callable[[SpanRecord], NormalizedSpan | None]
@@ -36,6 +41,7 @@ CONVENTIONS: tuple[tuple[Convention, _Detector, _Reader], ...] = (
     ("vercel", vercel.detects, vercel.normalize_vercel),
     ("genai", genai.detects, genai.normalize_genai),
     ("langfuse", langfuse.detects, langfuse.normalize_langfuse),
+    ("haystack", haystack_tracer.detects, haystack_tracer.normalize_haystack_tracer),
 )
 
 

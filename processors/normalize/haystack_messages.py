@@ -1,4 +1,5 @@
-"""Haystack's `ChatMessage`s, read from the reprs OpenInference records of them.
+"""Haystack's `ChatMessage`s, read from the reprs OpenInference records of them, or from
+the serialized messages Haystack's own tracer records (`message_dicts`, `tool_dicts`).
 
 The OpenInference Haystack instrumentation writes a component's inputs and outputs as
 JSON (`input.value`, `output.value`) whose encoder falls back to `str()`: every Haystack
@@ -242,3 +243,142 @@ def _tool_reprs(text: str) -> tuple[ToolDefinition, ...]:
                 )
             )
     return tuple(out)
+
+
+# Haystack's own tracer records the same messages, not as reprs but serialized
+# (`ChatMessage.to_dict` by way of `_to_trace_dict`): `{"role": "assistant", "name": ...,
+# "meta": {...}, "content": [{"text": ...} | {"tool_call": {"tool_name", "arguments",
+# "id"}} | {"tool_call_result": {"result", "origin", "error"}} | {"reasoning": ...} | ...]}`.
+
+
+def message_dicts(items: Any) -> tuple[ChatMessage, ...]:
+    """The messages of a list of serialized Haystack `ChatMessage`s (or of one), in order;
+    () when it holds none. An item that is no message is skipped."""
+    if not isinstance(items, list):
+        items = [items]
+    out: list[ChatMessage] = []
+    for item in items[:MAX_MESSAGES]:
+        if isinstance(item, Mapping) and isinstance(item.get("content"), list):
+            out.extend(_dict_message(item))
+    return tuple(out)
+
+
+def _dict_message(fields: Mapping[str, Any]) -> tuple[ChatMessage, ...]:
+    role = _role(fields.get("role"))
+    if not role:
+        return ()
+    texts: list[str] = []
+    calls: list[ToolCallPart] = []
+    results: list[ChatMessage] = []
+    for part in fields["content"][:MAX_PARTS]:
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("text"), str):
+            if part["text"]:
+                texts.append(part["text"])
+        elif isinstance(part.get("tool_call"), Mapping):
+            call = _dict_call(part["tool_call"])
+            if call is not None:
+                calls.append(call)
+        elif isinstance(part.get("tool_call_result"), Mapping):
+            results.append(_dict_result(part["tool_call_result"]))
+    if results:
+        return tuple(results)
+    if role == "tool":
+        return (ChatMessage(role="tool", text="\n".join(texts)),)
+    name = fields.get("name")
+    speaker = name.strip() if isinstance(name, str) and role in ("user", "assistant") else ""
+    return (ChatMessage(role=role, text="\n".join(texts), tool_calls=tuple(calls), name=speaker),)
+
+
+def _dict_call(call: Mapping[str, Any]) -> ToolCallPart | None:
+    name = call.get("tool_name")
+    if not isinstance(name, str) or not name:
+        return None
+    call_id = call.get("id")
+    return ToolCallPart(
+        call_id=call_id if isinstance(call_id, str) else "",
+        name=name,
+        arguments=arguments_text(call.get("arguments")),
+    )
+
+
+def _dict_result(result: Mapping[str, Any]) -> ChatMessage:
+    origin = result.get("origin")
+    call = _dict_call(origin) if isinstance(origin, Mapping) else None
+    value = result.get("result")
+    if isinstance(value, list):  # content parts: their text (an image or a file has none)
+        value = "\n".join(
+            p["text"] for p in value if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        )
+    return ChatMessage(
+        role="tool",
+        text=value if isinstance(value, str) else as_text(value),
+        tool_call_id=call.call_id if call is not None else "",
+        is_error=result.get("error") is True,
+    )
+
+
+AGENT_TOOL_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "messages": {
+            "type": "array",
+            "description": "Exactly one user message.",
+            "minItems": 1,
+            "maxItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "role": {"type": "string", "enum": ["user"]},
+                    "content": {
+                        "type": "string",
+                        "description": "The task to delegate to this tool.",
+                    },
+                },
+                "required": ["role", "content"],
+            },
+        },
+    },
+    "required": ["messages"],
+}
+"""The schema Haystack gives an `AgentTool` made without `parameters` (its
+`_create_tool_parameters_schema`; the wrapped Agent's other mandatory inputs, strings,
+cannot be known from the trace). A serialized tool keeps the parameters it was given,
+`null` for these: the model was offered this schema all the same."""
+
+
+def _is_agent_tool(item: Any) -> bool:
+    kind = item.get("type") if isinstance(item, Mapping) else None
+    return isinstance(kind, str) and kind.rsplit(".", 1)[-1] == "AgentTool"
+
+
+def tool_dicts(items: Any) -> tuple[ToolDefinition, ...] | None:
+    """The tools of a list of serialized Haystack tools (`{"type": "haystack.tools....Tool",
+    "data": {"name", "description", "parameters", ...}}`, a `Toolset`'s
+    `{"data": {"tools": [...]}}`); None when it holds none. An `AgentTool` serialized
+    without parameters has Haystack's generated schema (`AGENT_TOOL_PARAMETERS`)."""
+    if not isinstance(items, list):
+        return None
+    tools: list[ToolDefinition] = []
+    for item in items[:MAX_TOOLS]:
+        data = item.get("data") if isinstance(item, Mapping) else None
+        if not isinstance(data, Mapping):
+            continue
+        nested = data.get("tools")
+        members = nested if isinstance(nested, list) else [item]
+        for member in members[:MAX_TOOLS]:
+            spec = member.get("data", member) if isinstance(member, Mapping) else None
+            if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+                continue
+            parameters, description = spec.get("parameters"), spec.get("description")
+            if parameters is None and _is_agent_tool(member):
+                parameters = AGENT_TOOL_PARAMETERS
+            tools.append(
+                ToolDefinition(
+                    name=spec["name"],
+                    parameters=dict(parameters) if isinstance(parameters, Mapping) else {},
+                    description=description if isinstance(description, str) else "",
+                )
+            )
+    return tuple(tools) or None
