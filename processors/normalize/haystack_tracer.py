@@ -15,8 +15,8 @@ of the values serialized (`ChatMessage.to_dict` by way of `_to_trace_dict`, read
   (`haystack.agent.step.llm.input` `{"messages", "tools"}`, `.output` `{"replies"}`);
   `haystack.component.run` (a pipeline's component) and `haystack.chat_generator.run` (a
   generator run by another component) are LLM calls too where their
-  `haystack.component.input` holds messages and `haystack.component.output` replies. The
-  model is the replies' `meta.model`.
+  `haystack.component.output` holds replies (an Agent component's span, around its
+  `haystack.agent.run`, holds none). The model is the replies' `meta.model`.
 - `haystack.agent.step.tool`: one tool call (`haystack.tool.name`,
   `haystack.agent.step.tool.input` the arguments, `.output` the result, or `{"error": ...}`
   with `haystack.tool.error` true when the tool failed). The call's id is not recorded.
@@ -58,7 +58,10 @@ def normalize_haystack_tracer(span: SpanRecord) -> NormalizedSpan | None:
     if span.name == AGENT_TOOL:
         return _tool(span)
     if span.name in _GENERATOR_SPANS:
-        return _llm(span, "haystack.component.input", "haystack.component.output")
+        step = _llm(span, "haystack.component.input", "haystack.component.output")
+        # Only a generator replies: an Agent component's span (messages in, messages out)
+        # wraps the `haystack.agent.run` inside it, and other components are no calls.
+        return step if step is not None and step.output_messages else None
     return None
 
 

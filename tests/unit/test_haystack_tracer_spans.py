@@ -467,6 +467,25 @@ def test_a_pipeline_generator_component_is_an_llm_call():
     assert step.output_messages[0].text == "Done." and step.model == "fake-gpt"
 
 
+def test_an_agent_component_of_a_pipeline_is_no_llm_call():
+    # Its `haystack.agent.run` child is the agent run: the component span only wraps it.
+    messages = [_text("user", "Push branch main of acme/x."), _text("assistant", "Done.")]
+    span = _span(
+        "0000000000000002",
+        "0000000000000001",
+        "haystack.component.run",
+        10,
+        20,
+        **{
+            "haystack.component.name": "agent",
+            "haystack.component.type": "Agent",
+            "haystack.component.input": {"messages": messages[:1]},
+            "haystack.component.output": {"messages": messages, "last_message": messages[-1]},
+        },
+    )
+    assert normalize(span) is None
+
+
 def test_spans_without_content_or_of_other_operations_say_nothing():
     bare_llm = _span("0000000000000003", "0000000000000001", "haystack.agent.step.llm", 1, 2)
     pipeline = _span(
