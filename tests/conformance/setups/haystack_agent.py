@@ -3,9 +3,9 @@
   as its README shows;
 - `haystack`: Haystack's own tracer, `OpenTelemetryTracer` (the `opentelemetry-haystack`
   integration since Haystack 3) on the global SDK provider, enabled with
-  `tracing.enable_tracing(...)`, with content tracing on by the environment
-  (`HAYSTACK_CONTENT_TRACING_ENABLED=true`, which the set-up's environment sets: Haystack
-  reads it when `haystack.tracing` is imported), as Haystack's tracing docs show.
+  `tracing.enable_tracing(...)`, with content tracing on by the set-up's environment
+  (`HAYSTACK_CONTENT_TRACING_ENABLED=true`, read when `haystack.tracing` is imported), as
+  Haystack's tracing docs show.
 
 The model is `OpenAIChatGenerator` on the scripted LLM: its key is Haystack's default
 `Secret.from_env_var("OPENAI_API_KEY")`, its base URL `api_base_url`. A failing push
