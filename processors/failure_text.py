@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .claim_rules import load_claim_rules
+from .claim_rules import alternation, load_claim_rules
 
 SHORT_LINES = 12
 SHORT_CHARS = 1_500
@@ -223,7 +223,7 @@ class _Vocabulary:
         participles = {w for r in rules for w in r.en if " " not in w}
         self.participles = frozenset(participles | {w for r in rules for w in r.de})
         bases = {b for p in participles for b in _bases(p)}
-        done, base = _alternation(participles), _alternation(bases)
+        done, base = alternation(list(participles)), alternation(list(bases))
         gap = rf"(?:[ \t]+[\w'-]+){{0,{_NEGATION_WORDS}}}?"
         # "no" negates a participle ("no changes were pushed"), but before a base form it
         # is a noun's article ("no merge conflicts"): bases follow verbal negations only.
@@ -232,13 +232,13 @@ class _Vocabulary:
             rf"|(?:\b(?:not|never)\b|n't\b)(?:[ \t]+[\w'-]+){{0,2}}?[ \t]+(?:{base})\b"
             rf"|\bnothing (?:to|was|has been|got) (?:{done}|{base})\b"
         )
-        de_words = _alternation({w for r in rules for w in r.de})
+        de_words = alternation([w for r in rules for w in r.de])
         self.de = re.compile(rf"\b(?:nicht|nichts|kein\w*|nie){gap}[ \t]+(?:{de_words})\b")
         stems = {_zh_stem(p) for r in rules for p in r.zh}
         stems.discard("")
         self.zh_done = frozenset(p for r in rules for p in r.zh)
         negators = "|".join(sorted(_ZH_NEGATOR, key=len, reverse=True))
-        self.zh = re.compile(rf"(?:{negators}).{{0,2}}?(?:{_alternation(stems)})")
+        self.zh = re.compile(rf"(?:{negators}).{{0,2}}?(?:{alternation(list(stems))})")
 
 
 @lru_cache(maxsize=1)
@@ -278,7 +278,3 @@ def _bases(participle: str) -> tuple[str, ...]:
 def _zh_stem(phrase: str) -> str:
     """The verb of a Chinese completion phrase: 已发送 -> 发送, 发送成功 -> 发送."""
     return phrase.removeprefix("已").removesuffix("成功").removesuffix("通过")
-
-
-def _alternation(words: set[str]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
