@@ -75,11 +75,14 @@ class Run:
         }
 
 
+LABELING = "dashboard/src/factledger/dashboard/labeling.py"
+
+
 def before_ref() -> str:
     """The commit before the keyboard flow: the parent of the one that added
     dashboard/labeling.py (HEAD while it is not committed)."""
     added = subprocess.run(
-        ["git", "log", "--diff-filter=A", "--format=%H", "--", "dashboard/labeling.py"],
+        ["git", "log", "--diff-filter=A", "--format=%H", "--follow", "--", LABELING],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -102,13 +105,18 @@ def export_tree(ref: str, into: Path) -> Path:
 def dashboard(tree: Path, api_url: str, log: Path) -> Iterator[str]:
     """The Streamlit dashboard of `tree` (its own `factledger` package first on the path)."""
     port = free_port()
-    env = {**os.environ, "FACTLEDGER_API": api_url, "PYTHONPATH": str(tree)}
+    # Trees from before the one-path layout reach dashboard/ through a symlink in factledger/.
+    parts = [tree / part / "src" for part in ("collector", "processors", "dashboard", "schemas")]
+    split = (tree / "dashboard" / "src").is_dir()
+    path = [tree, *parts] if split else [tree]
+    app = tree / "dashboard" / "src" / "factledger" / "dashboard" / "app.py" if split else None
+    env = {**os.environ, "FACTLEDGER_API": api_url, "PYTHONPATH": os.pathsep.join(map(str, path))}
     command = [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        str(tree / "dashboard" / "app.py"),
+        str(app or tree / "dashboard" / "app.py"),
         "--server.port",
         str(port),
         "--server.address",

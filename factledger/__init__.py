@@ -7,6 +7,12 @@ The in-loop guard is the public API for agent frameworks:
     result.outcome, result.findings, result.nudge, result.annotate()
 """
 
+from pkgutil import extend_path
+
+# factledger.collector, .processors, .dashboard and .schemas live in the top-level folders of
+# a checkout (collector/src/factledger/collector/...); installed, they share one directory.
+__path__ = extend_path(__path__, __name__)
+
 # First, before anything imports factledger.processors: its import puts the compiled modules'
 # finder in place when a fresh build is there (factledger/compiled.py).
 from factledger import _use_compiled  # noqa: F401

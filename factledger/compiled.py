@@ -38,6 +38,17 @@ PURE_PYTHON_ENV = "FACTLEDGER_PURE_PYTHON"
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BUILD_DIR = PACKAGE_DIR / "_mypyc"
+
+
+def _sources_root() -> Path:
+    """The directory holding the processors package: factledger/ itself once installed (one
+    directory for every part), processors/src/factledger/ in a checkout."""
+    checkout = PACKAGE_DIR.parent / "processors" / "src" / "factledger"
+    return PACKAGE_DIR if (PACKAGE_DIR / "processors").is_dir() else checkout
+
+
+SOURCES_ROOT = _sources_root()
+"""What the manifest's source paths (`processors/joins.py`) are relative to."""
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = 1
 
@@ -49,7 +60,7 @@ class Manifest:
     `extension_suffix` is the interpreter's (e.g. `.cpython-311-x86_64-linux-gnu.so`);
     `modules` maps each compiled module (and mypyc's shared runtime library) to its
     extension module, relative to the build directory; `sources` maps every source file
-    the build depends on, relative to the package directory, to its SHA-256.
+    the build depends on, relative to `SOURCES_ROOT`, to its SHA-256.
     """
 
     extension_suffix: str
@@ -156,7 +167,7 @@ def check(build_dir: Path = BUILD_DIR, environ: Mapping[str, str] = os.environ) 
         return Status(False, f"built for {manifest.extension_suffix}, not {extension_suffix()}")
     for relative, digest in manifest.sources.items():
         try:
-            fresh = source_hash(PACKAGE_DIR / relative) == digest
+            fresh = source_hash(SOURCES_ROOT / relative) == digest
         except OSError:
             fresh = False
         if not fresh:

@@ -69,7 +69,7 @@ COMPILED = (
     "processors/assembler.py",
     "processors/transcript.py",
 )
-"""Relative to the package directory (factledger/), as mypy names them."""
+"""Relative to `compiled.SOURCES_ROOT` (processors/src/factledger/), as mypy names them."""
 
 WORK_DIR = REPO / "build" / "mypyc"
 """Generated C, object files and the last build's log (git-ignored)."""
@@ -100,7 +100,7 @@ def _child_env() -> dict[str, str]:
 def source_hashes() -> dict[str, str]:
     """Every source of factledger.processors: the compiled modules were type-checked
     against all of them, so an edit to any may change what they should do."""
-    root = compiled.PACKAGE_DIR
+    root = compiled.SOURCES_ROOT
     return {
         path.relative_to(root).as_posix(): compiled.source_hash(path)
         for path in sorted((root / "processors").rglob("*.py"))
@@ -165,7 +165,7 @@ def build(
     if any(relative.endswith("__init__.py") for relative in modules):
         raise ValueError("packages' __init__ modules are not compiled")
     sources = source_hashes()
-    os.chdir(compiled.PACKAGE_DIR.parent)  # mypy names the modules from the checkout's root
+    os.chdir(compiled.SOURCES_ROOT.parent)  # mypy names the modules from processors/src
     extensions = mypycify(
         [f"factledger/{relative}" for relative in modules],
         opt_level="3",

@@ -10,8 +10,8 @@ import pytest
 
 from factledger.compiled import (
     MANIFEST_NAME,
-    PACKAGE_DIR,
     PURE_PYTHON_ENV,
+    SOURCES_ROOT,
     Manifest,
     _CompiledFinder,
     check,
@@ -30,7 +30,7 @@ def _manifest(**changes: object) -> Manifest:
     fields: dict[str, object] = {
         "extension_suffix": extension_suffix(),
         "modules": {MODULE: BINARY, RUNTIME: RUNTIME_BINARY},
-        "sources": {SOURCE: source_hash(PACKAGE_DIR / SOURCE)},
+        "sources": {SOURCE: source_hash(SOURCES_ROOT / SOURCE)},
         "compiled": [MODULE],
     }
     fields.update(changes)
