@@ -1,6 +1,6 @@
 """`factledger dashboard`: run the Streamlit dashboard against a running service.
 
-The dashboard is its own process (`python -m streamlit run .../dashboard/app.py`); it
+The dashboard is its own process (`python -m streamlit run .../factledger/dashboard/app.py`); it
 learns the service's URL from FACTLEDGER_API and reads only its /api/v1. SIGTERM stops it
 with its parent: in a container `factledger dashboard` is PID 1, which the kernel sends no
 signal it has no handler for, and a parent killed by the default handler would leave the
