@@ -1,24 +1,27 @@
-"""Turn judging: stored spans in, `turns` and `findings` rows out.
+"""Turn judging in the service: stored spans in, `turns` and `findings` rows out.
 
-`TurnJudge` is the turn processor's work (assembly, validation, row shaping) without any
-I/O, so the same code runs in the pipeline's thread or in a worker process
-(`collector.judge_worker`). What it would count in /metrics comes back as `Count` values
-in its result, for the process that owns the metrics to apply.
+`TurnJudge` drives the judging core (`processors.judging.core`: assembly and validation)
+and shapes its verdicts into rows, without any I/O, so the same code runs in the
+pipeline's thread or in a worker process (`collector.judge_worker`). What it would count
+in /metrics comes back as `Count` values in its result, for the process that owns the
+metrics to apply; the core's drop reasons map onto counters in `drop_count`.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from factledger.collector import rows
 from factledger.collector.redaction import Redactor
-from factledger.processors.assembler import AssembledTurn, PriorVerdict, TurnAssembler
-from factledger.processors.model import Turn, Verdict
+from factledger.processors.assembler import AssembledTurn, PriorVerdict
+from factledger.processors.judging.core import JudgedTurn, JudgingCore, TurnValidator
+from factledger.processors.judging.drops import ASSEMBLY_DROPS, TURN_DROPS, Drop
+from factledger.processors.model import Verdict
 from factledger.processors.spans import SpanRecord
 
 log = logging.getLogger("factledger.judging")
@@ -30,12 +33,6 @@ _MAX_LABEL_CHARS = 100
 Row = list[Any]
 
 
-class TurnValidator(Protocol):
-    """What judging needs of a runner (`ValidationRunner`, or one with a time limit)."""
-
-    def validate(self, turn: Turn) -> Verdict: ...
-
-
 @dataclass(frozen=True)
 class Count:
     """One increment of a /metrics counter."""
@@ -45,7 +42,15 @@ class Count:
     labels: tuple[tuple[str, str], ...] = ()
 
 
-_ASSEMBLY_ERROR = Count("factledger_spans_dropped_total", 1, (("reason", "assembly_error"),))
+def drop_count(reason: Drop, amount: int = 1) -> Count:
+    """The /metrics increment for `amount` of `reason`: the assembler's reasons under
+    `factledger_assembly_drops_total`, turns under `factledger_turns_failed_total`,
+    spans under `factledger_spans_dropped_total`, each with the reason's own name."""
+    if reason in ASSEMBLY_DROPS:
+        return Count("factledger_assembly_drops_total", amount, (("reason", reason.value),))
+    if reason in TURN_DROPS:
+        return Count("factledger_turns_failed_total", amount)
+    return Count("factledger_spans_dropped_total", amount, (("reason", reason.value),))
 
 
 @dataclass(frozen=True)
@@ -106,8 +111,9 @@ def _merged(counts: Sequence[Count]) -> list[Count]:
 
 
 class TurnJudge:
-    """Assembles spans into turns and judges the complete ones. Not thread-safe: one
-    caller at a time (the pipeline's turn processor, or a worker process's loop)."""
+    """The service's runner of the judging core: stored spans in, rows and counts out.
+    Not thread-safe: one caller at a time (the pipeline's turn processor, or a worker
+    process's loop)."""
 
     def __init__(
         self,
@@ -119,100 +125,72 @@ class TurnJudge:
         max_open_turns: int = MAX_OPEN_TURNS,
         redactor: Redactor | None = None,
     ) -> None:
-        self._runner = runner
         self._redactor = redactor
-        self._assembler = TurnAssembler(
-            clock,
+        self._core = JudgingCore(
+            runner,
             grace_seconds=grace_seconds,
             max_wait_seconds=max_wait_seconds,
             max_open_turns=max_open_turns,
+            clock=clock,
         )
         self._model_labels: set[str] = set()
-        self._drops_seen: dict[str, int] = {}
-        self._without_turn_seen: dict[tuple[str, str], int] = {}
+        self._without_turn_logged: set[tuple[str, str]] = set()
 
     @property
     def open_turns(self) -> int:
-        return self._assembler.open_count
+        return self._core.open_turns
 
     def recall(self, priors: Sequence[PriorVerdict]) -> None:
         """Verdicts stored before this judge started, sent ahead of the spans read back
         with them at a restart (see `TurnAssembler.remember`)."""
-        for prior in priors:
-            self._assembler.remember(prior)
+        self._core.recall(priors)
 
     def judge(self, spans: Sequence[SpanRecord], *, flush: bool = False) -> Judged:
         """Add `spans`, then judge the turns that are due (with `flush`, every open one).
         Never raises: a span or turn that fails is counted, its neighbours go on."""
-        counts: list[Count] = []
-        for span in spans:
-            try:
-                self._assembler.add(span)
-            except Exception:  # one bad span never takes the processor down
-                log.exception("assembling span %s failed", span.span_id)
-                counts.append(_ASSEMBLY_ERROR)
+        validated_at = datetime.now(UTC)
+        self._core.add(spans)
+        judgement = self._core.judge(flush=flush)
         turn_rows: list[Row] = []
         finding_rows: list[Row] = []
-        try:
-            due = self._assembler.flush_all() if flush else self._assembler.due()
-            self._judge(due, turn_rows, finding_rows, counts)
-        except Exception:
-            log.exception("judging turns failed")
-            counts.append(Count("factledger_turns_failed_total"))
-        self._count_drops(counts)
+        counts: list[Count] = []
+        for judged in judgement.turns:
+            try:
+                turn_row, findings = judged_rows(
+                    judged.assembled, judged.verdict, validated_at, self._redactor
+                )
+            except Exception:  # one turn that cannot be shaped never costs its neighbours
+                log.exception("judging turn %s failed", judged.assembled.turn.turn_id)
+                counts.append(drop_count(Drop.TURN_FAILED))
+                continue
+            turn_rows.append(turn_row)
+            finding_rows.extend(findings)
+            counts.extend(self._verdict_counts(judged))
+        counts.extend(drop_count(reason, amount) for reason, amount in judgement.drops.items())
+        counts.extend(self._without_turn_counts(judgement.without_turn))
         return Judged(
             assembled=len(spans),
             turn_rows=turn_rows,
             finding_rows=finding_rows,
             counts=_merged(counts),
-            open_turns=self._assembler.open_count,
+            open_turns=judgement.open_turns,
             flushed=flush,
         )
 
-    def _judge(
-        self,
-        due: Sequence[AssembledTurn],
-        turn_rows: list[Row],
-        finding_rows: list[Row],
-        counts: list[Count],
-    ) -> None:
-        validated_at = datetime.now(UTC)
-        for assembled in due:
-            try:
-                verdict = self._runner.validate(assembled.turn)
-                turn_row, findings = judged_rows(assembled, verdict, validated_at, self._redactor)
-            except Exception:  # one turn that cannot be shaped never costs its neighbours
-                log.exception("judging turn %s failed", assembled.turn.turn_id)
-                counts.append(Count("factledger_turns_failed_total"))
-                continue
-            turn_rows.append(turn_row)
-            finding_rows.extend(findings)
-            model = self._model_label(self._stored_text(assembled.turn.model))
-            counts.append(
-                Count(
-                    "factledger_turns_validated_total",
-                    1,
-                    (("verdict", verdict.outcome.value), ("model", model)),
-                )
-            )
-            counts.extend(
-                Count("factledger_findings_total", 1, (("kind", f.kind.value),))
-                for f in verdict.findings
-            )
+    def _verdict_counts(self, judged: JudgedTurn) -> list[Count]:
+        verdict = judged.verdict
+        model = self._model_label(self._stored_text(judged.assembled.turn.model))
+        labels = (("verdict", verdict.outcome.value), ("model", model))
+        findings = (("kind", f.kind.value) for f in verdict.findings)
+        return [
+            Count("factledger_turns_validated_total", 1, labels),
+            *(Count("factledger_findings_total", 1, (kind,)) for kind in findings),
+        ]
 
-    def _count_drops(self, counts: list[Count]) -> None:
-        """Carry the assembler's drop counts (duplicates, oversized groups, turns that
-        could not be built, ...) into /metrics."""
-        for reason, count in self._assembler.drops.items():
-            new = count - self._drops_seen.get(reason, 0)
-            if new > 0:
-                counts.append(Count("factledger_assembly_drops_total", new, (("reason", reason),)))
-                self._drops_seen[reason] = count
-        for (service, scope), count in self._assembler.traces_without_turn.items():
-            seen = self._without_turn_seen.get((service, scope), 0)
-            if count <= seen:
-                continue
-            if not seen:
+    def _without_turn_counts(self, new: Mapping[tuple[str, str], int]) -> list[Count]:
+        counts: list[Count] = []
+        for (service, scope), amount in new.items():
+            if (service, scope) not in self._without_turn_logged:
                 # Once per service and scope: silence would look like a quiet agent.
                 log.warning(
                     "traces of service %r (instrumentation scope %r) produced no turn: no "
@@ -221,9 +199,10 @@ class TurnJudge:
                     service,
                     scope,
                 )
+                self._without_turn_logged.add((service, scope))
             labels = (("service", service), ("scope", scope))
-            counts.append(Count("factledger_traces_without_turn_total", count - seen, labels))
-            self._without_turn_seen[(service, scope)] = count
+            counts.append(Count("factledger_traces_without_turn_total", amount, labels))
+        return counts
 
     def _stored_text(self, text: str) -> str:
         """`text` as the store keeps it: a label is as public as a stored row."""

@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 
 from factledger.collector import otlp, rows
 from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied, answering
-from factledger.collector.judging import Judged, TurnJudge
+from factledger.collector.judging import Judged, TurnJudge, drop_count
 from factledger.collector.metrics import Metrics
 from factledger.collector.quarantine import MAX_QUARANTINED
 from factledger.collector.redaction import Redactor
@@ -53,6 +53,7 @@ from factledger.collector.store import Store, StoreError
 from factledger.collector.thread_names import named
 from factledger.collector.wal import WalUnavailable, WriteAheadLog
 from factledger.processors.assembler import PriorVerdict
+from factledger.processors.judging.drops import Drop
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -744,7 +745,8 @@ class Pipeline:
             if unsent:
                 with self._pending_lock:
                     self._assembled(unsent)
-                self._metrics.inc("factledger_spans_dropped_total", unsent, reason="assembly_error")
+                dropped = drop_count(Drop.ASSEMBLY_ERROR, unsent)
+                self._metrics.inc(dropped.name, dropped.amount, **dict(dropped.labels))
         if self._flush_requested.is_set() and not slot.flush_sent:
             worker.request_flush()  # after every span sent: it answers after them
             slot.flush_sent = True

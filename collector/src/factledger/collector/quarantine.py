@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 
-from factledger.collector.judging import TurnValidator
+from factledger.processors.judging.core import TurnValidator
 from factledger.processors.kinds import Kind
 from factledger.processors.model import Finding, Turn, Verdict
 from factledger.processors.runner import outcome_of

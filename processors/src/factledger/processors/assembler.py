@@ -60,6 +60,7 @@ from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from .joins import JOIN_SLACK_SECONDS, NO_JOIN, CallTime, JoinIndex, JoinKeys, join_keys
+from .judging.drops import Drop
 from .model import Turn
 from .normalize.base import AgentInvocation, LlmStep, NormalizedSpan, ToolExecution
 from .spans import SpanEvent, SpanRecord, is_log_span
@@ -322,7 +323,7 @@ class TurnAssembler:
         group = self._group_of(trace_key)
         key = (span.trace_id, span.span_id)
         if seen_key in self._seen or (group is not None and key in group.members):
-            self._count("duplicate")
+            self._count(Drop.DUPLICATE)
             return
         if is_log_span(span):
             self._add_log(span, group)
@@ -331,7 +332,7 @@ class TurnAssembler:
         try:
             value = self._normalize(_with_logs(span, logs))
         except Exception:  # one malformed span never stops assembly
-            self._count("normalize_error")
+            self._count(Drop.NORMALIZE_ERROR)
             self._lost_logs(logs)
             return
         now = self._clock()
@@ -388,7 +389,7 @@ class TurnAssembler:
         """Fold a log span's event into the span it names, or hold it until that span
         comes (see the module)."""
         if not log_span.parent_span_id or not log_span.events:
-            self._count("log_without_span")
+            self._count(Drop.LOG_WITHOUT_SPAN)
             return
         now = self._clock()
         if group is None:
@@ -400,7 +401,7 @@ class TurnAssembler:
         member = group.members.get(target)
         if member is None:
             if group.held_count >= self._max_held_logs:
-                self._count("held_logs_full")
+                self._count(Drop.HELD_LOGS_FULL)
                 return
             self._remember((log_span.tenant, log_span.trace_id, log_span.span_id))
             group.held.setdefault(target, []).append(held)
@@ -409,14 +410,14 @@ class TurnAssembler:
                 self._touch(group, now)
             return
         if len(member.logs) >= self._max_log_events or member.raw is None:
-            self._count("log_events_full")
+            self._count(Drop.LOG_EVENTS_FULL)
             return
         self._remember((log_span.tenant, log_span.trace_id, log_span.span_id))
         member.logs = (*member.logs, held)
         try:
             value = self._normalize(_with_logs(member.raw, member.logs))
         except Exception:  # the span keeps what it was read as without the log
-            self._count("normalize_error")
+            self._count(Drop.NORMALIZE_ERROR)
             return
         member.value = value
         group.ready = None
@@ -438,12 +439,12 @@ class TurnAssembler:
         group.held_count -= len(found)
         kept = found[: self._max_log_events]
         for _ in found[self._max_log_events :]:
-            self._count("log_events_full")
+            self._count(Drop.LOG_EVENTS_FULL)
         return tuple(kept)
 
     def _lost_logs(self, logs: tuple[_HeldLog, ...]) -> None:
         for _ in logs:
-            self._count("log_without_span")
+            self._count(Drop.LOG_WITHOUT_SPAN)
 
     def remember(self, prior: PriorVerdict) -> None:
         """Go on from a verdict stored before this assembler started: the turn's next
@@ -559,7 +560,7 @@ class TurnAssembler:
     def _make_room(self) -> None:
         while len(self._open) >= self._max_open:
             oldest = self._groups[next(iter(self._open))]
-            self._count("max_open_turns")
+            self._count(Drop.MAX_OPEN_TURNS)
             self._ready_turns.extend(self._complete(oldest))
 
     def _new_group(self, tenant: str, now: float) -> _Group:
@@ -587,7 +588,7 @@ class TurnAssembler:
         for target, logs in other.held.items():
             room = self._max_held_logs - survivor.held_count
             for _ in logs[max(0, room) :]:
-                self._count("held_logs_full")
+                self._count(Drop.HELD_LOGS_FULL)
             if room > 0:
                 survivor.held.setdefault(target, []).extend(logs[:room])
                 survivor.held_count += min(room, len(logs))
@@ -608,7 +609,7 @@ class TurnAssembler:
     def _has_room(self, group: _Group) -> bool:
         if len(group.members) < MAX_SPANS_PER_GROUP:
             return True
-        self._count("group_full")
+        self._count(Drop.GROUP_FULL)
         return False
 
     def _touch(self, group: _Group, now: float) -> None:
@@ -652,12 +653,12 @@ class TurnAssembler:
         if parts is None:
             parts = self._partition(group)
         if not parts and any(m.value is not None for m in group.members.values()):
-            self._count("no_turn_root")  # tool spans whose LLM calls never arrived
+            self._count(Drop.NO_TURN_ROOT)  # tool spans whose LLM calls never arrived
         for part in parts:
             try:
                 turn = build_turn(part.spans)
             except Exception:  # a turn that cannot be read is counted, never fatal
-                self._count("unbuildable_turn")
+                self._count(Drop.UNBUILDABLE_TURN)
                 continue
             turn_id = turn.turn_id
             ordinal = 1
@@ -710,7 +711,7 @@ class TurnAssembler:
 
     def _forget(self, group: _Group) -> None:
         for _ in range(group.held_count):
-            self._count("log_without_span")  # their span never came
+            self._count(Drop.LOG_WITHOUT_SPAN)  # their span never came
         self._done.pop(group.gid, None)
         del self._groups[group.gid]
         for trace_id in group.traces:
@@ -742,7 +743,7 @@ class TurnAssembler:
             previous, lambda response_id: responses.get((tenant, service, response_id)), steps
         )
 
-    def _count(self, reason: str) -> None:
+    def _count(self, reason: Drop) -> None:
         self._drops[reason] = self._drops.get(reason, 0) + 1
 
     def _note_unread(self, trace_key: _TraceKey, span: SpanRecord, now: float) -> None:

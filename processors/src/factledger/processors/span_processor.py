@@ -3,9 +3,10 @@
     tracer_provider.add_span_processor(FactLedgerSpanProcessor(on_verdict=print))
 
 `on_end` converts the ended span and puts it on a bounded queue without blocking; it
-never raises (a full queue counts a drop). One daemon worker drains the queue into a
-`TurnAssembler`, judges each complete turn with the runner and hands `(turn, verdict)`
-to `on_verdict` on the worker thread; an exception there is counted, never propagated.
+never raises (a full queue counts a drop). One daemon worker drains the queue into the
+judging core (`judging.core`, the same as the service's), which judges each complete turn
+with the runner; the worker hands `(turn, verdict)` to `on_verdict` on its thread, and an
+exception there is counted, never propagated. Drops are named as in `judging.drops`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
-from .assembler import AssembledTurn, Normalizer, TurnAssembler
+from .assembler import AssembledTurn, Normalizer
+from .judging.core import Judgement, JudgingCore
+from .judging.drops import Drop
 from .model import Verdict
 from .runner import ValidationRunner, default_runner
 from .spans import SpanEvent, SpanRecord
@@ -66,9 +69,11 @@ def _plain(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class _Flush:
-    """A marker on the queue: the worker sets `done` once everything before it is handled."""
+    """A marker on the queue: the worker sets `done` once everything before it is handled.
+    `open_turns`: judge every open turn, not only the due ones; `final`: then stop."""
 
-    def __init__(self, final: bool) -> None:
+    def __init__(self, *, open_turns: bool = False, final: bool = False) -> None:
+        self.open_turns = open_turns
         self.final = final
         self.done = threading.Event()
 
@@ -78,8 +83,9 @@ class FactLedgerSpanProcessor(SpanProcessor):
 
     Thread-safe: `on_end` may be called from any thread; assembly, validation and the
     callback run on one worker thread. `shutdown` is idempotent and delivers every turn
-    still open; `force_flush` waits until queued spans are assembled and due turns
-    delivered. `drops` counts what was not handled the ordinary way, by reason.
+    still open; `force_flush` waits until queued spans are assembled and due turns (with
+    `judge_open_turns`, every open turn) delivered. `drops` counts what was not handled
+    the ordinary way, by reason (`judging.drops.Drop`).
     """
 
     def __init__(
@@ -96,19 +102,17 @@ class FactLedgerSpanProcessor(SpanProcessor):
         normalizer: Normalizer | None = None,
     ) -> None:
         self._on_verdict = on_verdict
-        self._runner = runner or default_runner()
         self._tenant = tenant
         self._poll = poll_seconds
         self._queue: queue.Queue[SpanRecord | _Flush] = queue.Queue(maxsize=max_queue_size)
-        self._assembler = TurnAssembler(
+        self._core = JudgingCore(
+            runner or default_runner(),
             grace_seconds=grace_seconds,
             max_wait_seconds=max_wait_seconds,
             max_open_turns=max_open_turns,
             normalizer=normalizer,
         )
         self._lock = threading.Lock()
-        self._drops: dict[str, int] = {}
-        self._assembler_drops: Mapping[str, int] = {}
         self._shut = False
         self._worker = threading.Thread(
             target=self._run, name="factledger-span-processor", daemon=True
@@ -117,28 +121,28 @@ class FactLedgerSpanProcessor(SpanProcessor):
 
     @property
     def drops(self) -> Mapping[str, int]:
-        """Counters by reason: this processor's and its assembler's (a snapshot)."""
-        with self._lock:
-            return {**self._assembler_drops, **self._drops}
+        """Counters by reason, this processor's and its assembler's (a snapshot)."""
+        return {reason.value: count for reason, count in self._core.drops.items()}
 
     # --- SpanProcessor -----------------------------------------------------------------
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
             if self._shut:
-                self._count("shutdown")
+                self._core.count(Drop.SHUTDOWN)
                 return
             self._queue.put_nowait(span_record_from_readable(span, tenant=self._tenant))
         except queue.Full:
-            self._count("queue_full")
+            self._core.count(Drop.QUEUE_FULL)
         except Exception:  # the agent's own span must never fail because of us
-            self._count("conversion_error")
+            self._core.count(Drop.CONVERSION_ERROR)
 
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Wait until spans queued so far are assembled and due turns delivered."""
+    def force_flush(self, timeout_millis: int = 30_000, *, judge_open_turns: bool = False) -> bool:
+        """Wait until spans queued so far are assembled and due turns delivered; with
+        `judge_open_turns`, every turn still open is judged and delivered now too."""
         if self._shut or not self._worker.is_alive():
             return True
-        return self._send(_Flush(final=False), timeout_millis / 1000)
+        return self._send(_Flush(open_turns=judge_open_turns), timeout_millis / 1000)
 
     def shutdown(self, timeout_millis: int = 30_000) -> None:
         """Assemble what is queued, judge every open turn, deliver, stop. Idempotent."""
@@ -169,50 +173,22 @@ class FactLedgerSpanProcessor(SpanProcessor):
             except queue.Empty:
                 item = None
             if isinstance(item, SpanRecord):
-                self._add(item)
+                self._core.add((item,))
                 if time.monotonic() < next_due:
                     continue  # take a burst of spans before looking for due turns
             elif isinstance(item, _Flush) and item.final:
-                self._deliver(self._safely(self._assembler.flush_all))
+                self._deliver(self._core.shutdown())
                 item.done.set()
                 return
-            self._deliver(self._safely(self._assembler.due))
+            self._deliver(self._core.judge(flush=isinstance(item, _Flush) and item.open_turns))
             next_due = time.monotonic() + self._poll
             if isinstance(item, _Flush):
                 item.done.set()
 
-    def _add(self, span: SpanRecord) -> None:
-        try:
-            self._assembler.add(span)
-        except Exception:
-            log.exception("assembling span %s failed", span.span_id)
-            self._count("assembly_error")
-
-    def _safely(self, take: Callable[[], list[AssembledTurn]]) -> list[AssembledTurn]:
-        try:
-            return take()
-        except Exception:
-            log.exception("completing turns failed")
-            self._count("assembly_error")
-            return []
-        finally:
-            with self._lock:
-                self._assembler_drops = self._assembler.drops
-
-    def _deliver(self, turns: list[AssembledTurn]) -> None:
-        for assembled in turns:
+    def _deliver(self, judgement: Judgement) -> None:
+        for judged in judgement.turns:
             try:
-                verdict = self._runner.validate(assembled.turn)
+                self._on_verdict(judged.assembled, judged.verdict)
             except Exception:
-                log.exception("validating turn %s failed", assembled.turn.turn_id)
-                self._count("validation_error")
-                continue
-            try:
-                self._on_verdict(assembled, verdict)
-            except Exception:
-                log.exception("on_verdict raised for turn %s", assembled.turn.turn_id)
-                self._count("callback_error")
-
-    def _count(self, reason: str) -> None:
-        with self._lock:
-            self._drops[reason] = self._drops.get(reason, 0) + 1
+                log.exception("on_verdict raised for turn %s", judged.assembled.turn.turn_id)
+                self._core.count(Drop.CALLBACK_ERROR)
