@@ -9,8 +9,10 @@ from collections.abc import Sequence
 import pytest
 
 from factledger.collector import otlp
-from factledger.collector.judging import Count, Judged, TurnJudge
+from factledger.collector.judging import Count, Judged, TurnJudge, drop_count
 from factledger.collector.rows import FINDING_COLUMNS, TURN_COLUMNS
+from factledger.processors.judging.drops import Drop
+from factledger.processors.model import Turn, Verdict
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
 from tests.integration.otlp_turns import turn_request
@@ -163,3 +165,52 @@ def test_a_trace_that_no_reader_understands_is_counted_and_logged_once(
     assert Count("factledger_traces_without_turn_total", 1, labels) in again
     warnings = [r for r in caplog.records if "produced no turn" in r.getMessage()]
     assert len(warnings) == 1 and "rag-app" in warnings[0].getMessage()
+
+
+@pytest.mark.parametrize(
+    ("reason", "counter"),
+    [
+        pytest.param(
+            Drop.DUPLICATE,
+            Count("factledger_assembly_drops_total", 2, (("reason", "duplicate"),)),
+            id="the-assembler's-reasons-are-assembly-drops",
+        ),
+        pytest.param(
+            Drop.ASSEMBLY_ERROR,
+            Count("factledger_spans_dropped_total", 2, (("reason", "assembly_error"),)),
+            id="a-span-the-assembler-raised-on-is-a-dropped-span",
+        ),
+        pytest.param(
+            Drop.TURN_FAILED,
+            Count("factledger_turns_failed_total", 2),
+            id="a-turn-that-failed-is-a-failed-turn",
+        ),
+    ],
+)
+def test_drop_reasons_keep_their_public_counters(reason: Drop, counter: Count) -> None:
+    assert drop_count(reason, 2) == counter
+
+
+class _UnshapeableFirst:
+    """The default verdicts, but the first one holds a finding that is no `Finding`."""
+
+    def __init__(self) -> None:
+        self.validated = 0
+
+    def validate(self, turn: Turn) -> Verdict:
+        self.validated += 1
+        verdict = default_runner().validate(turn)
+        if self.validated > 1:
+            return verdict
+        return Verdict(verdict.outcome, (None,), verdict.validators)  # type: ignore[arg-type]
+
+
+def test_a_turn_that_cannot_be_shaped_into_rows_is_counted_as_failed() -> None:
+    """A verdict the rows cannot hold costs its turn alone, counted as the core counts a
+    turn it could not judge."""
+    judge = TurnJudge(
+        _UnshapeableFirst(), grace_seconds=GRACE, max_wait_seconds=60, clock=FakeClock()
+    )
+    judged = judge.judge(_spans([1, 3]), flush=True)
+    assert len(judged.turn_rows) == 1
+    assert ("factledger_turns_failed_total", ()) in _counts(judged)

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from factledger.processors.assembler import AssembledTurn
 from factledger.processors.model import Verdict
@@ -18,10 +17,7 @@ from factledger.processors.span_processor import (
     FactLedgerSpanProcessor,
     span_record_from_readable,
 )
-
-SHA = "9d22a7cdeadbeef1"
-ASK = "test_login is flaky. Fix it and push the fix."
-REPLY = f"I pushed the fix, commit {SHA}."
+from tests.unit.sdk_turns import ASK, REPLY, emit_agent_turn, text
 
 
 class Verdicts:
@@ -61,45 +57,6 @@ def processor(verdicts: Verdicts) -> Iterator[FactLedgerSpanProcessor]:
     p = FactLedgerSpanProcessor(verdicts, grace_seconds=0.5, max_wait_seconds=5.0)
     yield p
     p.shutdown()
-
-
-def text(role: str, content: str) -> dict[str, Any]:
-    return {"role": role, "parts": [{"type": "text", "content": content}]}
-
-
-def emit_agent_turn(tracer: Tracer) -> None:
-    """A GenAI agent turn: run the tests, then claim a push that never ran."""
-    ask = [text("user", ASK)]
-    run = {
-        "role": "assistant",
-        "parts": [{"type": "tool_call", "id": "call_1", "name": "run_tests", "arguments": {}}],
-    }
-    ran = {
-        "role": "tool",
-        "parts": [{"type": "tool_call_response", "id": "call_1", "response": "48 passed"}],
-    }
-    tools = json.dumps([{"type": "function", "name": "run_tests", "parameters": {}}])
-    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}
-    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "fixer"}
-    with tracer.start_as_current_span("invoke_agent fixer", attributes=agent):
-        with tracer.start_as_current_span("chat gpt-4o", kind=SpanKind.CLIENT) as span:
-            span.set_attributes(chat)
-            span.set_attribute("gen_ai.tool.definitions", tools)
-            span.set_attribute("gen_ai.input.messages", json.dumps(ask))
-            span.set_attribute("gen_ai.output.messages", json.dumps([run]))
-        tool = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "run_tests",
-            "gen_ai.tool.call.id": "call_1",
-            "gen_ai.tool.call.result": "48 passed",
-        }
-        with tracer.start_as_current_span("execute_tool run_tests", attributes=tool):
-            pass
-        with tracer.start_as_current_span("chat gpt-4o", kind=SpanKind.CLIENT) as span:
-            span.set_attributes(chat)
-            span.set_attribute("gen_ai.tool.definitions", tools)
-            span.set_attribute("gen_ai.input.messages", json.dumps([*ask, run, ran]))
-            span.set_attribute("gen_ai.output.messages", json.dumps([text("assistant", REPLY)]))
 
 
 def test_agent_turn_claiming_a_push_that_never_ran_is_rejected(processor, verdicts):
