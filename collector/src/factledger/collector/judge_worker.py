@@ -1,7 +1,8 @@
 """A worker process that assembles and judges turns, so judging gets a core of its own.
 
 One Python process shares one GIL between receiving, storing and judging; judging is the
-largest share. The worker runs a `TurnJudge` in a child process. The parent keeps every
+largest share. The worker runs a `TurnJudge` (the judging core, `processors.judging.core`,
+with the service's row shaping) in a child process. The parent keeps every
 store access (chDB allows one process per data path): it sends the worker spans it has
 stored and inserts the rows that come back.
 
