@@ -339,6 +339,7 @@ class Generator:
             "Message": f"{kind.value.replace('_', ' ')}: {token or 'the reply'} not in the tools",
             "Token": token,
             "CheckedAgainst": ["get_order"] if info.default_severity is not Severity.INFO else [],
+            "CheckedNote": "",
             "SpanStart": start,
             "SpanEnd": start + len(token) if start >= 0 else -1,
             "Validator": _VALIDATOR_OF_CLASS[info.hallucination_class],
