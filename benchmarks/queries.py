@@ -51,8 +51,8 @@ from factledger.collector.rows import (
 )
 from factledger.collector.store import Store, StoreConfig
 from factledger.processors.kinds import KIND_INFO, HallucinationClass, Kind, Severity
+from factledger.service_process import ServiceProcess
 from factledger.settings import ServiceSettings
-from tests.integration.service_process import ServiceProcess
 
 TARGET_MS = 500.0
 """Every call's p95 round trip on the loaded store."""
