@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.service_process import ServiceProcess
+from factledger.service_process import ServiceProcess
 
 TOKEN = "body-memory-benchmark-token-0123"
 SPAN_BYTES = 60_000

@@ -38,7 +38,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -50,9 +50,9 @@ from factledger.collector.rows import (
     review_row,
 )
 from factledger.collector.store import Store, StoreConfig
-from factledger.processors.kinds import KIND_INFO, Kind, Severity
+from factledger.processors.kinds import KIND_INFO, HallucinationClass, Kind, Severity
+from factledger.service_process import ServiceProcess
 from factledger.settings import ServiceSettings
-from tests.integration.service_process import ServiceProcess
 
 TARGET_MS = 500.0
 """Every call's p95 round trip on the loaded store."""
@@ -126,7 +126,7 @@ FLAG_KINDS = {
     Kind.UNGROUNDED_TOOL_ARGUMENT: 40,
     Kind.CONFABULATED_IDENTIFIER_SET: 30,
 }
-_VALIDATOR_OF_CLASS = {
+_VALIDATOR_OF_CLASS: dict[HallucinationClass | Literal["-"], str] = {
     "1": "identifiers",
     "2": "identifiers",
     "3": "outcomes",
@@ -339,6 +339,7 @@ class Generator:
             "Message": f"{kind.value.replace('_', ' ')}: {token or 'the reply'} not in the tools",
             "Token": token,
             "CheckedAgainst": ["get_order"] if info.default_severity is not Severity.INFO else [],
+            "CheckedNote": "",
             "SpanStart": start,
             "SpanEnd": start + len(token) if start >= 0 else -1,
             "Validator": _VALIDATOR_OF_CLASS[info.hallucination_class],

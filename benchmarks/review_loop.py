@@ -44,7 +44,7 @@ from playwright.sync_api import Page, sync_playwright
 from factledger.dashboard_cli import HEALTH_PATH, stop
 from factledger.demo import run_demo
 from factledger.replay import replay
-from tests.integration.service_process import ServiceProcess, free_port
+from factledger.service_process import ServiceProcess, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"

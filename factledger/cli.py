@@ -14,11 +14,11 @@ from typing import Any
 from factledger import reply_marks
 from factledger.alerts_cli import add_alerts_parser
 from factledger.collector.private_dirs import restrict_umask
-from factledger.collector.views import finding_class, split_checked
 from factledger.evaluation import Case, CaseResult, evaluate, read_cases
 from factledger.ports import check_port_free
 from factledger.processors.errors import FactLedgerError, TranscriptError
 from factledger.processors.guard import CheckResult, check
+from factledger.processors.kinds import hallucination_class_of
 from factledger.processors.model import Finding
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
@@ -454,16 +454,15 @@ def _holds_one_transcript(path: Path) -> bool:
 
 def finding_json(f: Finding) -> dict[str, Any]:
     """A finding as the JSON the CLI prints: the keys and types of the query API's findings
-    (`class` null for a kind without one, `checked_against` tool names only)."""
-    tools, note = split_checked(f.kind.value, f.checked_against)
+    (`class` null for a kind without one)."""
     return {
         "kind": f.kind.value,
-        "class": finding_class(f.hallucination_class),
+        "class": hallucination_class_of(f.hallucination_class),
         "severity": f.effective_severity.value,
         "message": f.message,
         "token": f.token,
-        "checked_against": tools,
-        "checked_note": note,
+        "checked_against": list(f.checked_against),
+        "checked_note": f.checked_note,
         "span": None if f.span is None else [f.span.start, f.span.end],
         "validator": f.validator,
         "score": f.score,

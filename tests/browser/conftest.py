@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwrig
 
 from factledger.dashboard_cli import dashboard_url, start_dashboard, stop, wait_healthy
 from factledger.demo import run_demo
-from tests.integration.service_process import ServiceProcess, free_port
+from factledger.service_process import ServiceProcess, free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

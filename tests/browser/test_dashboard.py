@@ -12,8 +12,8 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from factledger.service_process import ServiceProcess
 from tests.browser.conftest import DEMO_TURNS, settled
-from tests.integration.service_process import ServiceProcess
 
 NO_TRACEBACK = '[data-testid="stException"]'
 

@@ -23,8 +23,8 @@ from factledger.dashboard_cli import dashboard_url, start_dashboard, stop, wait_
 from factledger.demo import MODELS, SCENARIOS, AgentRun, Scenario, World, play
 from factledger.processors.kinds import Kind
 from factledger.replay import OtlpPipeline
+from factledger.service_process import ServiceProcess, free_port
 from tests.browser.conftest import DASHBOARD_TIMEOUT, JUDGED_TIMEOUT, settled
-from tests.integration.service_process import ServiceProcess, free_port
 
 NO_TRACEBACK = '[data-testid="stException"]'
 FETCHED = "https://docs.acme.example/api/rate-limits"

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, Request, expect
 
+from factledger.service_process import ServiceProcess
 from tests.browser.conftest import settled
-from tests.integration.service_process import ServiceProcess
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 DASHBOARD_PAGES = ["", "/turns", "/verify", "/alerts"]

@@ -27,8 +27,8 @@ from playwright.sync_api import Locator, Page, expect
 
 from factledger.dashboard import charts, turns
 from factledger.demo import run_demo
+from factledger.service_process import ServiceProcess
 from tests.browser.conftest import JUDGED_TIMEOUT, _dashboard, settled
-from tests.integration.service_process import ServiceProcess
 
 NO_TRACEBACK = '[data-testid="stException"]'
 CHART = '[data-testid="stVegaLiteChart"]'

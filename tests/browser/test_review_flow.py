@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 from playwright.sync_api import Page, expect
 
+from factledger.service_process import ServiceProcess
 from tests.browser.conftest import VIEWPORT, settled
-from tests.integration.service_process import ServiceProcess
 
 NO_TRACEBACK = '[data-testid="stException"]'
 ITEM = '[class*="st-key-queue_"]'

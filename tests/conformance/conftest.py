@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.service_process import ServiceProcess
+from factledger.service_process import ServiceProcess
 
 from .fake_llm import FakeLlm
 from .harness import SetUpRun, run_setup

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from factledger.collector import rows
 from factledger.collector.api_models import API_VERSION
 from factledger.collector.app import create_app
-from factledger.collector.store import Store, StoreConfig
+from factledger.collector.store import Store, StoreConfig, schema_statements
 from factledger.processors.kinds import Kind, Outcome
 from factledger.processors.model import Finding, ToolCall, Turn, Verdict
 from factledger.settings import ServiceSettings
@@ -121,8 +121,10 @@ OVER_MEMORY = {"max_memory_usage": 1, "max_untracked_memory": 1}
 retryable store error): every allocation is counted against a 1-byte limit."""
 
 
-def _store_turn(store: Store, turn_id: str, outcome: Outcome, *findings: Finding) -> None:
-    """One judged turn written as the pipeline writes it."""
+def _judged_rows(
+    turn_id: str, outcome: Outcome, findings: tuple[Finding, ...]
+) -> tuple[list[Any], list[list[Any]]]:
+    """The turn row and finding rows of one judged turn, as the pipeline writes them."""
     turn = Turn(
         reply=f"reply of {turn_id}",
         user_message="please",
@@ -135,20 +137,23 @@ def _store_turn(store: Store, turn_id: str, outcome: Outcome, *findings: Finding
     )
     verdict = Verdict(outcome=outcome, findings=findings, validators=("v@1",))
     started = T0 + timedelta(seconds=len(turn_id))
-    store.insert_turns(
-        [
-            rows.turn_row(
-                turn,
-                verdict,
-                version=1,
-                started_at=started,
-                ended_at=started + timedelta(seconds=1),
-                validated_at=started + timedelta(seconds=2),
-                span_ids=(),
-            )
-        ]
+    turn_row = rows.turn_row(
+        turn,
+        verdict,
+        version=1,
+        started_at=started,
+        ended_at=started + timedelta(seconds=1),
+        validated_at=started + timedelta(seconds=2),
+        span_ids=(),
     )
-    store.insert_findings(rows.finding_rows(turn, verdict, version=1, started_at=started))
+    return turn_row, rows.finding_rows(turn, verdict, version=1, started_at=started)
+
+
+def _store_turn(store: Store, turn_id: str, outcome: Outcome, *findings: Finding) -> None:
+    """One judged turn written as the pipeline writes it."""
+    turn_row, finding_rows = _judged_rows(turn_id, outcome, findings)
+    store.insert_turns([turn_row])
+    store.insert_findings(finding_rows)
 
 
 def _flag(kind: Kind = Kind.MISSING_TOOL_ARGUMENTS, score: float | None = None) -> Finding:
@@ -184,11 +189,40 @@ def test_max_score_is_null_without_a_class5_finding(client: TestClient, store: S
     assert (detail["max_score"], detail["has_class5"]) == (None, False)
 
 
+CHECKED_AS_SHOWN = [
+    ("1", [], "no tool results"),
+    ("1", ["create_ticket"], None),
+    ("4b", ["create_ticket"], None),
+    ("4b", [], "conversation, tool results"),
+    (None, [], None),
+]
+"""(class, checked_against, checked_note) of the findings below, as the API shows them."""
+
+
 def test_findings_name_tools_only_and_type_their_class(client: TestClient, store: Store) -> None:
     _store_turn(
         store,
         "checked",
         Outcome.REJECT,
+        Finding(Kind.FABRICATED_IDENTIFIER, "m", token="T-1", checked_note="no tool results"),
+        Finding(Kind.FABRICATED_IDENTIFIER, "m", token="T-2", checked_against=("create_ticket",)),
+        Finding(Kind.MISSING_TOOL_ARGUMENTS, "m", checked_against=("create_ticket",)),
+        Finding(Kind.UNGROUNDED_TOOL_ARGUMENT, "m", checked_note="conversation, tool results"),
+        Finding(Kind.VALIDATOR_ERROR, "a validator raised"),
+    )
+    findings = client.get("/api/v1/turns/checked").json()["findings"]
+    assert [(f["class"], f["checked_against"], f["checked_note"]) for f in findings] == (
+        CHECKED_AS_SHOWN
+    )
+
+
+def test_findings_stored_before_checked_note_read_the_same(
+    store_config: StoreConfig, tmp_path: Path
+) -> None:
+    # Before schema 010 there was no CheckedNote: notes were entries of CheckedAgainst, and
+    # a tool's schema read `<tool> schema`. Such rows are written with the schema and the
+    # columns of then, and read after the store has applied 010.
+    old_shape = (
         Finding(Kind.FABRICATED_IDENTIFIER, "m", token="T-1", checked_against=("no tool results",)),
         Finding(Kind.FABRICATED_IDENTIFIER, "m", token="T-2", checked_against=("create_ticket",)),
         Finding(Kind.MISSING_TOOL_ARGUMENTS, "m", checked_against=("create_ticket schema",)),
@@ -197,14 +231,34 @@ def test_findings_name_tools_only_and_type_their_class(client: TestClient, store
         ),
         Finding(Kind.VALIDATOR_ERROR, "a validator raised"),
     )
-    findings = client.get("/api/v1/turns/checked").json()["findings"]
-    assert [(f["class"], f["checked_against"], f["checked_note"]) for f in findings] == [
-        ("1", [], "no tool results"),
-        ("1", ["create_ticket"], None),
-        ("4b", ["create_ticket"], None),
-        ("4b", [], "conversation, tool results"),
-        (None, [], None),
-    ]
+    database = store_config.database
+    statements = schema_statements(database, store_config.retention_days)
+    turn_row, finding_rows = _judged_rows("old", Outcome.REJECT, old_shape)
+    note = rows.FINDING_COLUMNS.index("CheckedNote")
+    legacy = clickhouse_connect.get_client(dsn=store_config.dsn)
+    try:
+        legacy.command(f"CREATE DATABASE {database}")
+        for statement in statements:
+            if "CheckedNote" not in statement:  # the schema before 010
+                legacy.command(statement)
+        legacy.insert(f"{database}.turns", [turn_row], column_names=list(rows.TURN_COLUMNS))
+        legacy.insert(
+            f"{database}.findings",
+            [row[:note] + row[note + 1 :] for row in finding_rows],
+            column_names=[c for c in rows.FINDING_COLUMNS if c != "CheckedNote"],
+        )
+    finally:
+        legacy.close()
+    store = Store.open(store_config)  # applies 010
+    settings = ServiceSettings(data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5)
+    try:
+        with TestClient(create_app(settings, store=store)) as client:
+            findings = client.get("/api/v1/turns/old").json()["findings"]
+    finally:
+        store.close()
+    assert [(f["class"], f["checked_against"], f["checked_note"]) for f in findings] == (
+        CHECKED_AS_SHOWN
+    )
 
 
 def test_tool_results_are_json_values_and_span_times_fit_javascript(

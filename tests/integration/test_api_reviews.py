@@ -22,9 +22,9 @@ from factledger.collector.store import Store
 from factledger.evaluation import evaluate, read_cases
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
+from factledger.service_process import free_port
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
-from tests.integration.service_process import free_port
 
 JSON = {"Content-Type": "application/json"}
 TESTS = "tests/test_order_{}.py"

@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from factledger.processors.kinds import Kind, Outcome
-from tests.integration.service_process import free_port
+from factledger.service_process import free_port
 from tests.unit.class3_cases import ACTIONS, Action, claims, judge
 
 ACTION = {a.tool: a for a in ACTIONS}

@@ -28,9 +28,9 @@ from factledger.dashboard.client import (
     NotFound,
     TurnQuery,
 )
+from factledger.service_process import free_port
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
-from tests.integration.service_process import free_port
 
 JSON = {"Content-Type": "application/json"}
 PAGE_TIMEOUT = 30

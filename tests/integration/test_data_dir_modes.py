@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
+from factledger.service_process import ServiceProcess
 from tests.integration.otlp_turns import post_turn
-from tests.integration.service_process import ServiceProcess
 
 
 def _shared(root: Path) -> list[str]:

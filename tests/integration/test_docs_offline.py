@@ -11,7 +11,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 import pytest
 
-from tests.integration.service_process import ServiceProcess
+from factledger.service_process import ServiceProcess
 
 
 class _References(HTMLParser):

@@ -20,9 +20,9 @@ from factledger.collector.pipeline import Pipeline
 from factledger.collector.store import Store
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
+from factledger.service_process import ServiceProcess, free_port
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
-from tests.integration.service_process import ServiceProcess, free_port
 from tests.integration.worker_process import wait_until
 from tests.unit.test_wal import Clock, FullDisk
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.integration.service_process import ServiceProcess
+from factledger.service_process import ServiceProcess
 
 TOKEN = "limits-test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

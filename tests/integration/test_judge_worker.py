@@ -23,8 +23,8 @@ from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import ValidationRunner, default_runner, default_validators
 from factledger.processors.settings import ValidationSettings
 from factledger.processors.spans import SpanRecord
+from factledger.service_process import ServiceProcess
 from tests.integration.otlp_turns import turn_request
-from tests.integration.service_process import ServiceProcess
 from tests.integration.stuck_validators import (
     MARKER,
     SLOW_MARKER,

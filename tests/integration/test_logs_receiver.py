@@ -26,8 +26,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from factledger.service_process import ServiceProcess
 from tests.integration.otlp_turns import chat_span_request, log_request
-from tests.integration.service_process import ServiceProcess
 
 TOKEN = "logs-test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

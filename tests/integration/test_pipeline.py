@@ -29,9 +29,9 @@ from factledger.collector.pipeline import VERDICT_DELAY, Pipeline, PipelineFull,
 from factledger.collector.store import Store, StoreConfig
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
+from factledger.service_process import free_port
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
-from tests.integration.service_process import free_port
 from tests.integration.worker_process import wait_until
 
 MODES = pytest.mark.parametrize("in_worker", [True, False], ids=["worker-process", "thread"])

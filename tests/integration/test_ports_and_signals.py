@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.service_process import free_port
+from factledger.service_process import free_port
 
 STARTUP_SECONDS = 90
 

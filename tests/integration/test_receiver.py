@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from tests.integration.service_process import ServiceProcess
+from factledger.service_process import ServiceProcess
 
 TOKEN = "receiver-test-token-0123456789"
 LIMIT = 1024 * 1024

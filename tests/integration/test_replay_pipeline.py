@@ -12,7 +12,7 @@ import httpx
 from factledger.evaluation import evaluate_case, read_cases
 from factledger.processors.runner import default_runner
 from factledger.replay import replay
-from tests.integration.service_process import ServiceProcess
+from factledger.service_process import ServiceProcess
 
 CORPUS = sorted((Path(__file__).resolve().parents[1] / "corpus").glob("*.jsonl"))
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import httpx
 
+from factledger.service_process import ServiceProcess
 from tests.integration.otlp_turns import turn_request
-from tests.integration.service_process import ServiceProcess
 from tests.integration.stored_text import judged_turns, stored_tables
 from tests.integration.webhook_receiver import Receiver
 

@@ -17,7 +17,7 @@ from factledger.collector import rows
 from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.processors.assembler import PriorVerdict
 from factledger.processors.kinds import Kind, Outcome, Severity
-from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
+from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.spans import SpanRecord
 
 # Recent and hour-aligned: rows older than the retention (30 days) expire on insert.
@@ -372,7 +372,7 @@ def test_get_turn_details(store: Store) -> None:
                 "TKT-4821 is in no tool result",
                 token="TKT-4821",
                 checked_against=("create_ticket",),
-                span=Span(17, 25),
+                span=TextRange(17, 25),
                 validator="identifiers@1.0",
                 call_id="call_0",
             ),

@@ -23,9 +23,9 @@ from factledger.collector.alerts.loop import AlertLoop, check_rules
 from factledger.collector.app import create_app
 from factledger.collector.store import Store
 from factledger.processors.errors import ConfigError
+from factledger.service_process import ServiceProcess, free_port
 from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
-from tests.integration.service_process import ServiceProcess, free_port
 from tests.integration.webhook_receiver import Receiver
 
 ACME_IN = "acme-ingest-token-0001"

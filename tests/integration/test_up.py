@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.service_process import free_port
+from factledger.service_process import free_port
 
 STARTUP_SECONDS = 120
 

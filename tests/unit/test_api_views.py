@@ -11,9 +11,7 @@ import pytest
 from factledger.collector.api_models import ToolCall
 from factledger.collector.rows import SPAN_COLUMNS, span_row
 from factledger.collector.views import (
-    FINDING_CLASSES,
     MAX_JSON_DEPTH,
-    finding_class,
     json_value,
     max_score,
     rfc3339_ns,
@@ -21,14 +19,19 @@ from factledger.collector.views import (
     split_checked,
     tool_call_view,
 )
-from factledger.processors.kinds import KIND_INFO, Kind
+from factledger.processors.kinds import (
+    HALLUCINATION_CLASSES,
+    KIND_INFO,
+    Kind,
+    hallucination_class_of,
+)
 from factledger.processors.spans import SpanEvent, SpanRecord
 
 
 @pytest.mark.parametrize("kind", list(Kind), ids=str)
 def test_every_kind_has_a_documented_class_or_none(kind: Kind) -> None:
-    shown = finding_class(KIND_INFO[kind].hallucination_class)
-    assert shown in FINDING_CLASSES or (shown is None and kind is Kind.VALIDATOR_ERROR)
+    shown = hallucination_class_of(KIND_INFO[kind].hallucination_class)
+    assert shown in HALLUCINATION_CLASSES or (shown is None and kind is Kind.VALIDATOR_ERROR)
 
 
 @pytest.mark.parametrize(

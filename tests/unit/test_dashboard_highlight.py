@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from factledger.dashboard.highlight import (
+    _CLASS_COLOURS,
     MAX_MARKS_PER_TOKEN,
     css_class,
     highlight_reply,
@@ -17,7 +18,7 @@ from factledger.dashboard.highlight import (
     mark_tokens,
     stylesheet,
 )
-from factledger.processors.kinds import Kind
+from factledger.processors.kinds import HALLUCINATION_CLASSES, UNCLASSIFIED, Kind
 
 
 def finding(
@@ -202,3 +203,7 @@ def test_every_kind_has_a_colour_rule():
 def test_kind_names(kind: str, cls: str, label: str):
     assert css_class(kind) == cls
     assert kind_label(kind) == label
+
+
+def test_every_hallucination_class_has_a_colour_of_its_own() -> None:
+    assert set(_CLASS_COLOURS) == {*HALLUCINATION_CLASSES, UNCLASSIFIED}

@@ -12,7 +12,7 @@ from factledger.collector.redaction import OPTIONAL_RULES, SECRET_RULES, Redacto
 from factledger.collector.rows import span_row
 from factledger.processors.errors import ConfigError
 from factledger.processors.kinds import Kind, Outcome
-from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
+from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.spans import SpanEvent, SpanRecord
 
 DEFAULT = Redactor.default()
@@ -153,10 +153,13 @@ def test_judged_turn_moves_offsets_and_keeps_the_judged_outcome() -> None:
                 Kind.FABRICATED_IDENTIFIER,
                 f"{key} is in no tool result",
                 token=key,
-                span=Span(6, 6 + len(key)),
+                span=TextRange(6, 6 + len(key)),
             ),
             Finding(
-                Kind.FABRICATED_IDENTIFIER, "OPS-1", token="OPS-1", span=Span(ticket, ticket + 5)
+                Kind.FABRICATED_IDENTIFIER,
+                "OPS-1",
+                token="OPS-1",
+                span=TextRange(ticket, ticket + 5),
             ),
         ),
     )
@@ -566,7 +569,7 @@ def test_a_secret_argument_quoted_by_a_finding_or_the_reply_is_redacted() -> Non
                 Kind.FABRICATED_IDENTIFIER,
                 f"argument {phrase!r} is not grounded",
                 token=phrase,
-                span=Span(start, start + len(phrase)),
+                span=TextRange(start, start + len(phrase)),
             ),
         ),
     )

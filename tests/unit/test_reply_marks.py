@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from factledger.processors.kinds import Kind, Severity
-from factledger.processors.model import Finding, Span
+from factledger.processors.model import Finding, TextRange
 from factledger.reply_marks import in_reply_order, locate, marks, render
 
 REPLY = "Done, I pushed it. Commit 9d22a7cdeadbeef is on main."
@@ -21,7 +21,7 @@ def finding(
         kind=kind,
         message="m",
         token=token,
-        span=None if span is None else Span(*span),
+        span=None if span is None else TextRange(*span),
         severity=severity,
     )
 

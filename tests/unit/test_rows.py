@@ -30,7 +30,7 @@ from factledger.collector.rows import (
     turn_row,
 )
 from factledger.processors.kinds import Kind, Outcome
-from factledger.processors.model import Finding, Span, Turn, Verdict
+from factledger.processors.model import Finding, TextRange, Turn, Verdict
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import STATUS_ERROR, SpanEvent, SpanRecord
 from factledger.processors.transcript import turn_from_transcript
@@ -352,6 +352,7 @@ def test_finding_rows_from_a_validated_turn() -> None:
             "Message": verdict.findings[0].message,
             "Token": "TKT-4821",
             "CheckedAgainst": ["create_ticket"],
+            "CheckedNote": "",
             "SpanStart": 17,
             "SpanEnd": 25,
             "Validator": verdict.findings[0].validator,
@@ -374,7 +375,11 @@ def test_finding_rows_from_a_validated_turn() -> None:
         ),
         pytest.param(
             Finding(
-                Kind.CONFABULATED_IDENTIFIER_SET, "m", span=Span(3, 9), score=0.75, call_id="c1"
+                Kind.CONFABULATED_IDENTIFIER_SET,
+                "m",
+                span=TextRange(3, 9),
+                score=0.75,
+                call_id="c1",
             ),
             {"SpanStart": 3, "SpanEnd": 9, "Score": 0.75, "Class": "5", "CallId": "c1"},
             id="class5-span-score-call",

@@ -22,8 +22,13 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from factledger.collector.alerts.rules import Counted, GroupBy, WebhookFormat
-from factledger.collector.views import FindingClass
-from factledger.processors.kinds import Kind, Outcome, Severity
+from factledger.processors.kinds import (
+    HallucinationClass,
+    Kind,
+    Outcome,
+    Severity,
+    describe_classes,
+)
 from factledger.processors.model import CallOrigin
 
 API_VERSION = "0.2.0"
@@ -167,12 +172,10 @@ class Finding(ApiModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     kind: Kind
-    finding_class: FindingClass | None = Field(
+    finding_class: HallucinationClass | None = Field(
         alias="class",
-        description="hallucination class of the kind: 1 fabricated identifier, 2 borrowed "
-        "identifier, 3 error reported as success, 4 claim or citation without a tool call, "
-        "4b tool-argument drift, 5 confabulated identifier set, mirror (negated existing "
-        "identifier), citation (unfetched source), stall; null for validator_error",
+        description=f"hallucination class of the kind: {describe_classes()}; "
+        "null for validator_error",
     )
     severity: Severity
     message: str

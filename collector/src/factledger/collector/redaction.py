@@ -42,7 +42,7 @@ import re2  # type: ignore[import-untyped]  # google-re2 ships no type informati
 
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
-from factledger.processors.model import Finding, Span, ToolCall, Turn, Verdict
+from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.outcomes import call_succeeded
 from factledger.processors.spans import SpanRecord
@@ -438,6 +438,7 @@ class Redactor:
                 return False
         for finding in verdict.findings:
             strings += (finding.message, finding.token, *finding.checked_against)
+            strings += (finding.checked_note or "",)
         return self._all_clean(strings)
 
     def _all_clean(self, strings: list[str]) -> bool:
@@ -512,12 +513,17 @@ class Redactor:
     ) -> Finding:
         span = finding.span
         if span is not None and reply_edits:
-            span = Span(_moved(span.start, reply_edits), _moved(span.end, reply_edits, end=True))
+            span = TextRange(
+                _moved(span.start, reply_edits), _moved(span.end, reply_edits, end=True)
+            )
         return replace(
             finding,
             message=self.text(finding.message, known),
             token=self.text(finding.token, known),
             checked_against=tuple(self.text(item, known) for item in finding.checked_against),
+            checked_note=None
+            if finding.checked_note is None
+            else self.text(finding.checked_note, known),
             span=span,
         )
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from ..processors.kinds import Severity
+from ..processors.kinds import SUSPICION_CLASS, Severity
 from ..processors.model import Finding, ToolCall, Turn, Verdict
 from ..processors.normalize.json_text import loads
 from ..processors.outcomes import call_succeeded
@@ -88,6 +88,7 @@ FINDING_COLUMNS: tuple[str, ...] = (
     "Message",
     "Token",
     "CheckedAgainst",
+    "CheckedNote",
     "SpanStart",
     "SpanEnd",
     "Validator",
@@ -366,7 +367,7 @@ def tool_call_json(call: ToolCall) -> dict[str, Any]:
 
 
 def _is_class5(finding: Finding) -> bool:
-    return finding.hallucination_class == "5"
+    return finding.hallucination_class == SUSPICION_CLASS
 
 
 def turn_row(
@@ -449,6 +450,7 @@ def finding_rows(
                 finding.message,
                 finding.token,
                 list(finding.checked_against),
+                finding.checked_note or "",
                 finding.span.start if finding.span else -1,
                 finding.span.end if finding.span else -1,
                 finding.validator,

@@ -3,11 +3,12 @@
 The store keeps what the validators wrote; readers get one consistent shape of it (the
 models in `collector.api_models`), whenever the row was written:
 
-- a finding's `class` is one of `FINDING_CLASSES`, or None for a kind without a class
+- a finding's `class` is one of `kinds.HALLUCINATION_CLASSES`, or None for a kind without a class
   (`validator_error`);
 - `checked_against` names tools only; what else a finding was compared with, or why it
   was compared with no tool at all ("no tool results", "the turn's plan text"), is its
-  `checked_note`;
+  `checked_note` (rows from before schema 010 kept both in CheckedAgainst: see
+  `split_checked`);
 - a tool call's `result` is a JSON value: the object or array a tool returned as JSON,
   else its text (None when no result was recorded);
 - span and event times are RFC 3339 strings to the nanosecond, since Unix nanoseconds
@@ -21,23 +22,9 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, Literal
+from typing import Any
 
-from factledger.processors.kinds import Kind
-
-FindingClass = Literal["1", "2", "3", "4", "4b", "5", "mirror", "citation", "stall"]
-FINDING_CLASSES: Final[tuple[FindingClass, ...]] = (
-    "1",
-    "2",
-    "3",
-    "4",
-    "4b",
-    "5",
-    "mirror",
-    "citation",
-    "stall",
-)
-"""The hallucination classes of `processors.kinds.KIND_INFO`, as the API spells them."""
+from factledger.processors.kinds import Kind, hallucination_class_of
 
 _SCHEMA_OF = re.compile(r"(?P<tool>\S+) schema")
 # Kinds whose validator compares with the conversation and the results at large: no entry
@@ -50,17 +37,13 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NS_PER_SECOND = 1_000_000_000
 
 
-def finding_class(stored: str) -> FindingClass | None:
-    """The class of a stored finding; None for a kind without one (stored as `-`)."""
-    return stored if stored in FINDING_CLASSES else None
-
-
 def split_checked(kind: str, checked: Sequence[str]) -> tuple[list[str], str | None]:
-    """A finding's `checked_against` as stored, split into the tool names it holds and a
-    note for the rest (None when every entry is a tool).
+    """A finding's CheckedAgainst as rows before schema 010 stored it (tools and notes in
+    one list), split into the tool names it holds and a note for the rest (None when
+    every entry is a tool).
 
-    Tool names have no spaces (the providers' function-name rules); validators describe
-    anything else in words ("no tools offered", "the turn's plan text"), and name a
+    Tool names have no spaces (the providers' function-name rules); validators described
+    anything else in words ("no tools offered", "the turn's plan text"), and named a
     tool's schema as `<tool> schema`.
     """
     tools: list[str] = []
@@ -76,12 +59,15 @@ def split_checked(kind: str, checked: Sequence[str]) -> tuple[list[str], str | N
 
 def finding_view(row: Mapping[str, Any]) -> dict[str, Any]:
     """A `findings` row (its Kind, Class, Severity, Message, Token, CheckedAgainst,
-    SpanStart, SpanEnd, Validator, Score, CallId) as the API shows a finding."""
+    CheckedNote, SpanStart, SpanEnd, Validator, Score, CallId) as the API shows a finding."""
     kind = str(row["Kind"])
-    tools, note = split_checked(kind, list(row["CheckedAgainst"]))
+    if row["CheckedNote"] is None:  # written before schema 010
+        tools, note = split_checked(kind, list(row["CheckedAgainst"]))
+    else:
+        tools, note = list(row["CheckedAgainst"]), row["CheckedNote"] or None
     return {
         "kind": kind,
-        "class": finding_class(str(row["Class"])),
+        "class": hallucination_class_of(str(row["Class"])),
         "severity": row["Severity"],
         "message": row["Message"],
         "token": row["Token"],

@@ -19,10 +19,10 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from factledger.dashboard.evidence import Tone
-from factledger.processors.kinds import KIND_INFO, Kind
+from factledger.processors.kinds import KIND_INFO, HallucinationClass, Kind
 
 MAX_MARKS_PER_TOKEN = 20
 MAX_TOKEN_CHARS = 500
@@ -31,7 +31,7 @@ MAX_TOKEN_CHARS = 500
 SEVERITY_RANK = {"reject": 2, "flag": 1, "info": 0}
 
 # One colour per hallucination class, so kinds of one class read as one family.
-_CLASS_COLOURS: dict[str, str] = {
+_CLASS_COLOURS: Mapping[HallucinationClass | Literal["-"], str] = {
     "1": "#f8b4b4",
     "2": "#f9c6a0",
     "3": "#fbd38d",

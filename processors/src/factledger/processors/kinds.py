@@ -5,8 +5,10 @@ The strings are part of the public contract (API, dashboard, eval reports): neve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final, Literal, get_args
 
 
 class Kind(StrEnum):
@@ -41,9 +43,32 @@ class Outcome(StrEnum):
     PASS = "pass"
 
 
+HallucinationClass = Literal["1", "2", "3", "4", "4b", "5", "mirror", "citation", "stall"]
+"""The classes of hallucination: seed 000's (1, 2, 3, 4, 4b, 5) plus mirror drift,
+citations (seed 003) and stalls (seed 004). The API, the dashboard and the CLI show these
+strings."""
+HALLUCINATION_CLASSES: Final[tuple[HallucinationClass, ...]] = get_args(HallucinationClass)
+CLASS_MEANINGS: Final[Mapping[HallucinationClass, str]] = {
+    "1": "fabricated identifier",
+    "2": "borrowed identifier",
+    "3": "error reported as success",
+    "4": "claim or citation without a tool call",
+    "4b": "tool-argument drift",
+    "5": "confabulated identifier set",
+    "mirror": "negated existing identifier",
+    "citation": "unfetched source",
+    "stall": "a promise to act, and no tool call",
+}
+"""What each class means, in a few words (docs/validators.md gives each kind its rule)."""
+UNCLASSIFIED: Final = "-"
+"""The class of a kind that is no hallucination (`validator_error`), as stored."""
+SUSPICION_CLASS: Final[HallucinationClass] = "5"
+"""The class whose findings carry a suspicion score and go to the human review queue."""
+
+
 @dataclass(frozen=True)
 class KindInfo:
-    hallucination_class: str
+    hallucination_class: HallucinationClass | Literal["-"]
     default_severity: Severity
 
 
@@ -62,7 +87,27 @@ KIND_INFO: dict[Kind, KindInfo] = {
     Kind.NEGATED_EXISTING_IDENTIFIER: KindInfo("mirror", Severity.REJECT),
     Kind.UNFETCHED_CITATION: KindInfo("citation", Severity.REJECT),
     Kind.STALL: KindInfo("stall", Severity.REJECT),
-    Kind.VALIDATOR_ERROR: KindInfo("-", Severity.INFO),
+    Kind.VALIDATOR_ERROR: KindInfo(UNCLASSIFIED, Severity.INFO),
 }
+
+
+def hallucination_class_of(stored: str) -> HallucinationClass | None:
+    """A stored class as shown: one of HALLUCINATION_CLASSES, or None for a kind without
+    one (`UNCLASSIFIED`)."""
+    # A loop rather than `in`, so that the type narrows to the Literal.
+    for known in HALLUCINATION_CLASSES:
+        if stored == known:
+            return known
+    return None
+
+
+def describe_classes() -> str:
+    """Every class with its meaning, in order, as one line of prose: `1 fabricated
+    identifier, ..., mirror (negated existing identifier), ...`."""
+    return ", ".join(
+        f"{name} {meaning}" if name[0].isdigit() else f"{name} ({meaning})"
+        for name, meaning in CLASS_MEANINGS.items()
+    )
+
 
 SEVERITY_RANK: dict[Severity, int] = {Severity.INFO: 0, Severity.FLAG: 1, Severity.REJECT: 2}

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from .identifiers import Identifier, extract_identifiers
-from .kinds import KIND_INFO, Kind, Outcome, Severity
+from .kinds import KIND_INFO, HallucinationClass, Kind, Outcome, Severity
 from .text import lowered
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -191,7 +191,7 @@ class Turn:
 
 
 @dataclass(frozen=True)
-class Span:
+class TextRange:
     """Character offsets [start, end) in the reply."""
 
     start: int
@@ -203,8 +203,9 @@ class Finding:
     """One thing in a turn that its tool trace does not back.
 
     `token` is the offending text (identifier, sentence, tool name); `checked_against`
-    names what it was compared with (tools, call ids, sources). `score` is set for
-    class-5 suspicions (0..1).
+    names the tools it was compared with, and `checked_note` says in words what else it
+    was compared with, or why with no tool ("no tool results", "the turn's plan text").
+    `score` is set for class-5 suspicions (0..1).
     """
 
     kind: Kind
@@ -212,13 +213,14 @@ class Finding:
     severity: Severity | None = None
     token: str = ""
     checked_against: tuple[str, ...] = ()
-    span: Span | None = None
+    span: TextRange | None = None
     validator: str = ""
     score: float | None = None
     call_id: str | None = None
+    checked_note: str | None = None
 
     @property
-    def hallucination_class(self) -> str:
+    def hallucination_class(self) -> HallucinationClass | Literal["-"]:
         return KIND_INFO[self.kind].hallucination_class
 
     @property

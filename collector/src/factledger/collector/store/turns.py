@@ -178,7 +178,8 @@ class TurnQueries(Connection):
 
     def _findings(self, tenant: str, turn_id: str, version: int) -> list[dict[str, Any]]:
         rows = self._query(
-            "SELECT Kind, Class, Severity, Message, Token, CheckedAgainst, SpanStart, SpanEnd,"
+            "SELECT Kind, Class, Severity, Message, Token, CheckedAgainst, CheckedNote,"
+            " SpanStart, SpanEnd,"
             " Validator, Score, CallId FROM {db}.findings"
             " WHERE Tenant = {tenant:String} AND TurnId = {turn_id:String}"
             " AND Version = {version:UInt32} ORDER BY Idx LIMIT 1 BY Idx",

@@ -233,7 +233,7 @@ def _finding(
         f"`{call.name}` argument {path}={shown!r} appears nowhere in the conversation or "
         "in earlier tool results",
         token=f"{path}={shown}",
-        checked_against=("conversation", "tool results"),
+        checked_note="conversation, tool results",
         call_id=call.call_id or None,
     )
 

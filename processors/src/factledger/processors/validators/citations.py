@@ -24,7 +24,7 @@ from ..kinds import Kind
 from ..limits import bounded_finditer
 from ..model import Finding, Turn
 from ..text import clause_prefix
-from .base import finding
+from .base import NO_FETCH, NO_TOOL_CALLS, NO_TOOLS_OFFERED, finding
 
 # Tool citations, matched on the lower-cased reply (names are then cut from the original).
 # A leading word is written as its first letter and a lookbehind for the word start
@@ -160,7 +160,8 @@ class CitationValidator:
                         f"the reply cites tool `{name}`, which was not offered to the agent",
                         token=name,
                         span=span,
-                        checked_against=tuple(sorted(offered.values())) or ("no tools offered",),
+                        checked_against=sorted(offered.values()),
+                        nothing_checked=NO_TOOLS_OFFERED,
                     )
                 )
             else:
@@ -171,8 +172,8 @@ class CitationValidator:
                         f"the reply cites tool `{name}`, which was not called in this turn",
                         token=name,
                         span=span,
-                        checked_against=tuple(sorted({c.name for c in turn.executed_calls}))
-                        or ("no tool calls in this turn",),
+                        checked_against=sorted({c.name for c in turn.executed_calls}),
+                        nothing_checked=NO_TOOL_CALLS,
                     )
                 )
         return out
@@ -198,7 +199,8 @@ class CitationValidator:
                     "retrieved it",
                     token=token,
                     span=(start, end),
-                    checked_against=tuple(c.name for c in fetches) or ("no fetch-type tool call",),
+                    checked_against=(c.name for c in fetches),
+                    nothing_checked=NO_FETCH,
                 )
             )
         return out

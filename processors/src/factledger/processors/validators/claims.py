@@ -30,7 +30,7 @@ from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn
 from ..outcomes import call_failed, call_succeeded
 from ..text import claim_scope, clause_prefix, is_question, sentence_around
-from .base import finding
+from .base import NO_SUCCESSFUL_CALL, NO_TOOL_CALLS, finding
 
 # These scan the lower-cased reply (Turn.reply_lower), so their literals are lower case.
 # "Issue" and "problem" are trouble when something had or hit one ("ran into an issue",
@@ -116,7 +116,7 @@ class ClaimValidator:
                     "the reply recaps work done, but this turn called no tool",
                     token=turn.reply[summary[0] : summary[1]].strip(),
                     span=summary,
-                    checked_against=("no tool calls in this turn",),
+                    nothing_checked=NO_TOOL_CALLS,
                 )
             )
         return out
@@ -220,7 +220,6 @@ def _claim_finding(
             checked_against=names,
             call_id=failed[0].call_id or None,
         )
-    ran = tuple(dict.fromkeys(c.name for c in succeeded)) or ("no successful tool call",)
     return finding(
         validator,
         Kind.CLAIM_WITHOUT_TOOL,
@@ -228,7 +227,8 @@ def _claim_finding(
         "tool call of this session can back it",
         token=token,
         span=span,
-        checked_against=ran,
+        checked_against=(c.name for c in succeeded),
+        nothing_checked=NO_SUCCESSFUL_CALL,
     )
 
 
@@ -376,7 +376,6 @@ def _unfetched_provenance(turn: Turn, regions: list[tuple[int, int]]) -> tuple[i
 def _provenance_finding(
     validator: ClaimValidator, reply: str, span: tuple[int, int], succeeded: list[ToolCall]
 ) -> Finding:
-    ran = tuple(dict.fromkeys(c.name for c in succeeded)) or ("no successful tool call",)
     return finding(
         validator,
         Kind.CLAIM_WITHOUT_TOOL,
@@ -384,5 +383,6 @@ def _provenance_finding(
         "session fetched, searched or read anything",
         token=reply[span[0] : span[1]].strip()[:160],
         span=span,
-        checked_against=ran,
+        checked_against=(c.name for c in succeeded),
+        nothing_checked=NO_SUCCESSFUL_CALL,
     )

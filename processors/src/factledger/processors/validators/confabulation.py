@@ -20,7 +20,7 @@ from ..codeish import CodeName, code_names, name_grounded
 from ..kinds import Kind
 from ..model import Finding, Turn
 from ..text import sentence_around
-from .base import finding
+from .base import NO_TOOL_CALLS, finding
 
 _PROPOSAL = re.compile(
     r"\b(?:I'd|I would|I could|I can|I'll|I will|we could|we should|we can|we'll|you could|"
@@ -75,8 +75,8 @@ class ConfabulationValidator:
                 f"tool result shows ({listed})",
                 token=n.text,
                 span=(n.start, n.end),
-                checked_against=tuple(dict.fromkeys(c.name for c in turn.executed_calls))
-                or ("no tool calls in this turn",),
+                checked_against=(c.name for c in turn.executed_calls),
+                nothing_checked=NO_TOOL_CALLS,
                 score=score,
             )
             for n in ungrounded

@@ -35,7 +35,7 @@ from ..identifiers import (
 from ..kinds import Kind
 from ..model import Finding, Turn
 from ..text import sentence_around
-from .base import finding
+from .base import NO_TOOL_RESULTS, finding
 
 # Phrases that attribute a value to a tool. They must stand before the identifier in its
 # sentence ("my gh_list_commits call returned X"), or right after it ("X (via tool)").
@@ -93,6 +93,7 @@ class IdentifierValidator:
                             token=ident.text,
                             span=(ident.start, ident.end),
                             checked_against=_tool_names(turn),
+                            nothing_checked=NO_TOOL_RESULTS,
                         )
                     )
                 continue
@@ -106,6 +107,7 @@ class IdentifierValidator:
                     token=ident.text,
                     span=(ident.start, ident.end),
                     checked_against=_tool_names(turn),
+                    nothing_checked=NO_TOOL_RESULTS,
                 )
             )
         return out
@@ -140,10 +142,9 @@ def _attributed_to_tool(reply: str, ident: Identifier) -> bool:
     return _PROVENANCE_AFTER.match(reply[ident.end : ident.end + 60]) is not None
 
 
-def _tool_names(turn: Turn) -> tuple[str, ...]:
-    names = [
+def _tool_names(turn: Turn) -> list[str]:
+    return [
         c.name
         for c in (*turn.history_tool_calls, *turn.tool_calls)
         if c.result is not None and not c.answer
     ]
-    return tuple(dict.fromkeys(names)) or ("no tool results",)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..kinds import Kind
 from ..model import Finding, Turn
 from ..text import Sentence, is_question, sentences
-from .base import finding
+from .base import NO_TOOL_CALLS, finding
 
 _PROMISE = re.compile(
     r"\b(?:one moment|just a moment|a moment, please|give me (?:a|one) (?:moment|second|sec|"
@@ -79,7 +79,7 @@ class StallValidator:
                     "the turn ends with a promise to act but made no tool call",
                     token=sentence.text.strip()[:160],
                     span=(sentence.start + lead, sentence.end),
-                    checked_against=("no tool calls in this turn",),
+                    nothing_checked=NO_TOOL_CALLS,
                 )
             ]
         return ()

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..kinds import Kind
 from ..model import Finding, ToolCall, ToolDefinition, Turn
-from .base import finding
+from .base import NO_TOOLS_OFFERED, finding
 
 
 class ToolCallValidator:
@@ -50,7 +50,8 @@ class ToolCallValidator:
             f"the model {how} `{call.name}`, which was not offered to it",
             token=call.name,
             span=_name_span(turn.reply, call.name) if call.origin == "prose" else None,
-            checked_against=tuple(sorted(definitions)) or ("no tools offered",),
+            checked_against=sorted(definitions),
+            nothing_checked=NO_TOOLS_OFFERED,
             call_id=call.call_id or None,
         )
 
@@ -72,7 +73,7 @@ class ToolCallValidator:
                     f"`{call.name}` was called without required argument(s) "
                     f"{', '.join(absent)}{detail}",
                     token=f"{call.name}({', '.join(absent)})",
-                    checked_against=(f"{definition.name} schema",),
+                    checked_against=(definition.name,),
                     call_id=call.call_id or None,
                 )
             )
@@ -93,7 +94,7 @@ class ToolCallValidator:
                         f"the plan gave a value for {', '.join(dropped)} but the `{call.name}` "
                         "call dropped it",
                         token=f"{call.name}({', '.join(dropped)})",
-                        checked_against=("the turn's plan text",),
+                        checked_note="the turn's plan text",
                         call_id=call.call_id or None,
                     )
                 )

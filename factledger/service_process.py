@@ -1,6 +1,8 @@
-"""Run `factledger serve` as a real child process on loopback, for end-to-end tests.
+"""Run `factledger serve` as a real child process on loopback, for end-to-end tests and
+benchmarks.
 
 Each service gets its own data directory, hence its own chDB path and write-ahead log.
+Standard library only, so it runs wherever the service does.
 """
 
 from __future__ import annotations
@@ -11,11 +13,11 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-
-import httpx
 
 
 def free_port() -> int:
@@ -65,11 +67,8 @@ class ServiceProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"service exited early:\n{self.log()}")
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
+            if _ready(f"{self.url}/readyz"):
+                return self
             time.sleep(0.1)
         raise RuntimeError(f"service not ready within {timeout}s:\n{self.log()}")
 
@@ -100,3 +99,11 @@ class ServiceProcess:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1.0) as answer:
+            return bool(answer.status == 200)
+    except (OSError, ValueError):  # refused, reset, timed out, or an HTTP error status
+        return False
