@@ -19,7 +19,7 @@ from setuptools import Distribution, setup  # type: ignore[import-untyped]  # no
 from setuptools.command.build_py import build_py  # type: ignore[import-untyped]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-import mypyc_build  # noqa: E402  # tools/ is no package: found through the path just set
+import mypyc_build  # tools/ is no package: found through the path just set
 
 
 class CompiledDistribution(Distribution):  # type: ignore[misc]  # untyped base

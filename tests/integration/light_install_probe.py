@@ -45,12 +45,18 @@ def in_process_verdict() -> dict[str, Any]:
     processor = FactLedgerSpanProcessor(record, grace_seconds=0.2, max_wait_seconds=5.0)
     provider = TracerProvider(shutdown_on_exit=False)
     provider.add_span_processor(processor)
-    ask = [{"role": "user", "content": "test_login is flaky. Fix it and push the fix."}]
+    ask: list[dict[str, Any]] = [
+        {"role": "user", "content": "test_login is flaky. Fix it and push the fix."}
+    ]
     tools = [
         {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
         for name in ("run_tests", "git_push")
     ]
-    call = {"id": "call_1", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "run_tests", "arguments": "{}"},
+    }
     with invoke_agent("fixer", conversation_id="c-1", model="gpt-4o", tracer_provider=provider):
         with chat("gpt-4o", input_messages=ask, tools=tools, tracer_provider=provider) as llm:
             llm.set_output(tool_calls=[call])

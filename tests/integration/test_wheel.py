@@ -41,14 +41,17 @@ class Installed:
     """A directory outside the checkout, where the installed package is the one imported."""
 
 
-def _run(*command: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
+def _run(
+    *command: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(part) for part in command],
         capture_output=True,
         text=True,
         timeout=900,
         check=False,
-        **kwargs,  # type: ignore[arg-type]
+        cwd=cwd,
+        env=env,
     )
 
 

@@ -91,8 +91,7 @@ def _hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
         pytest.param(
             ["reviews", "export"],
             ["httpx", "uvicorn"],
-            "factledger reviews export needs the service extra:"
-            " pip install 'factledger[service]'",
+            "factledger reviews export needs the service extra: pip install 'factledger[service]'",
             id="reviews-without-httpx",
         ),
     ],
