@@ -4,14 +4,13 @@ package's metadata (what `pip install -e .` runs) prints no deprecation warning.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.integration.source_tree import copy_sources
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE_SOURCES = ("factledger", "processors", "collector", "dashboard", "schemas", "tools")
-BUILD_FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
 
 
 def _dry_run(target: str, venv: Path) -> list[str]:
@@ -46,17 +45,7 @@ def test_make_test_installs_the_development_tools(tmp_path: Path):
 
 
 def test_package_metadata_builds_without_deprecation_warnings(tmp_path: Path):
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in BUILD_FILES:
-        shutil.copy(ROOT / name, source / name)
-    for name in PACKAGE_SOURCES:
-        shutil.copytree(
-            ROOT / name,
-            source / name,
-            symlinks=True,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
+    source = copy_sources(tmp_path / "source")
     metadata = tmp_path / "metadata"
     metadata.mkdir()
     built = subprocess.run(
