@@ -12,6 +12,9 @@ the old one once it is complete and a child process has imported every module fr
 failed build removes the old one too (it no longer matches what was asked for) and exits
 non-zero with the reason; every import then falls back to the sources. mypyc and a C
 compiler are needed to build, neither to run the result.
+
+A wheel's build (setup.py) calls `build_into` for the package as the wheel lays it out,
+every part in one factledger/ directory, so the manifest is checked where it is installed.
 """
 
 from __future__ import annotations
