@@ -1,8 +1,9 @@
 # FactLedger: `make run` starts the service, the dashboard and demo traffic; `make test` runs
 # every check (unit, integration and browser tests).
 # Both create .venv when it is missing. `make run` installs what running needs (the package
-# alone); `make test` adds the development tools (the `dev` extra: ruff, mypy, pytest,
-# Playwright, ...). pip's output stays visible: the first install takes minutes.
+# with its service and dashboard extras, `all`: `pip install factledger` alone is the agent
+# side, docs/install.md); `make test` adds the development tools (the `dev` extra: ruff,
+# mypy, pytest, Playwright, ...). pip's output stays visible: the first install takes minutes.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -19,12 +20,12 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --upgrade pip "setuptools>=77"
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e .
+	$(BIN)/python -m pip install -e '.[all]'
 	touch $(STAMP)
 
 # The dev install holds the run install too.
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[dev]'
+	$(BIN)/python -m pip install -e '.[all,dev]'
 	touch $(DEV_STAMP) $(STAMP)
 
 install: $(STAMP)

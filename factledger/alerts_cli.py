@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from factledger.collector.access import DEFAULT_TENANT
 from factledger.collector.alerts.evaluator import Decision
 from factledger.collector.alerts.rules import AlertConfig, AlertRule, format_duration
+from factledger.extras import require
 from factledger.processors.errors import FactLedgerError
-from factledger.settings import ServiceSettings
 
 if TYPE_CHECKING:  # the loop imports the store driver: only `run_check` needs it
     from factledger.collector.alerts.loop import RuleCheck
@@ -93,9 +93,11 @@ def _moment(text: str) -> datetime:
 
 def run_check(args: argparse.Namespace) -> int:
     """The `alerts check` command: 0 nothing fires, 1 something fires."""
+    require("alerts check", "service")
     from factledger.collector.alerts.loop import check_rules
     from factledger.collector.alerts.rules import load_alert_config
     from factledger.collector.store import Store, StoreConfig, StoreError
+    from factledger.settings import ServiceSettings
 
     settings = ServiceSettings.from_env(
         store_dsn=args.store, data_dir=args.data_dir, alerts_file=args.rules

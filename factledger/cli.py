@@ -9,13 +9,14 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factledger import reply_marks
 from factledger.alerts_cli import add_alerts_parser
 from factledger.collector.private_dirs import restrict_umask
 from factledger.evaluation import Case, CaseResult, evaluate, read_cases
-from factledger.ports import check_port_free
+from factledger.extras import MissingExtra, require
+from factledger.ports import DEFAULT_HOST, DEFAULT_PORT, check_port_free
 from factledger.processors.errors import FactLedgerError, TranscriptError
 from factledger.processors.guard import CheckResult, check
 from factledger.processors.kinds import hallucination_class_of
@@ -24,7 +25,9 @@ from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
 from factledger.progress import progress_bar
 from factledger.reviews_cli import add_reviews_parser
-from factledger.settings import DEFAULT_HOST, DEFAULT_PORT, ServiceSettings
+
+if TYPE_CHECKING:  # the service's settings import its dependencies (the service extra)
+    from factledger.settings import ServiceSettings
 
 _ALERTS_HELP = "alert rules TOML (env FACTLEDGER_ALERTS; default: the built-in rule)"
 _DATA_DIR_HELP = (
@@ -43,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.handler(args)
+    except MissingExtra as exc:
+        print(exc, file=sys.stderr)  # names the command itself
+        return 2
     except FactLedgerError as exc:
         print(f"factledger: {exc}", file=sys.stderr)
         return 2
@@ -259,9 +265,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    require("serve", "service")
     restrict_umask()  # the data directory's files: the service's user only
     from factledger.collector.app import create_app
     from factledger.collector.http_server import serve
+    from factledger.settings import ServiceSettings
 
     settings = ServiceSettings.from_env(
         host=args.host,
@@ -281,7 +289,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
+    require("up", *(("service", "dashboard") if args.dashboard_port else ("service",)))
     restrict_umask()  # the data directory's files: the service's user only
+    from factledger.settings import ServiceSettings
     from factledger.up import run_up
 
     settings = ServiceSettings.from_env(
@@ -310,6 +320,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
+    require("dashboard", "dashboard")
     from factledger.dashboard_cli import run_dashboard
 
     check_port_free(args.host, args.port, "--port")

@@ -1,7 +1,8 @@
 """Compiled builds of the hot pure-Python modules, used only while they match their sources.
 
-`tools/mypyc_build.py` (run by `make test`) compiles a fixed set of factledger.processors
-modules with mypyc into extension modules under `factledger/_mypyc/` (git-ignored), with a
+`tools/mypyc_build.py` (run by `make test`, and by a wheel's build through setup.py)
+compiles a fixed set of factledger.processors modules with mypyc into extension modules
+under `factledger/_mypyc/` (git-ignored in a checkout, shipped in the wheel), with a
 manifest: the extension suffix of the interpreter they were built for and the SHA-256 of
 every source file of factledger.processors, the compiled ones and those they were
 type-checked against. `install()` (run by factledger/__init__.py before anything else) puts a

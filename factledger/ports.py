@@ -9,6 +9,10 @@ import socket
 
 from factledger.processors.errors import FactLedgerError
 
+DEFAULT_PORT = 4318
+"""The service's port (OTLP/HTTP's), where every client looks first."""
+DEFAULT_HOST = "127.0.0.1"
+
 
 class PortUnavailable(FactLedgerError):
     """The address cannot be listened on; the message names the option that changes it."""

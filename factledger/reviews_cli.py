@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from factledger.extras import require
+from factledger.ports import DEFAULT_HOST, DEFAULT_PORT
 from factledger.processors.errors import FactLedgerError
-from factledger.settings import DEFAULT_HOST, DEFAULT_PORT
 
 TOKEN_ENV = "FACTLEDGER_READ_TOKEN"
 API_ENV = "FACTLEDGER_API"
@@ -64,6 +63,8 @@ def fetch_export(
         params["tenant"] = tenant
     if label:
         params["label"] = label
+    import httpx  # of the service extra (`run_export` checks for it)
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     url = f"{api.rstrip('/')}/api/v1/reviews"
     try:
@@ -77,6 +78,7 @@ def fetch_export(
 
 def run_export(args: argparse.Namespace) -> int:
     """The `reviews export` command; the count of cases goes to stderr."""
+    require("reviews export", "service")
     text = fetch_export(
         args.api,
         token=os.environ.get(TOKEN_ENV, "").strip() or None,

@@ -41,10 +41,10 @@ from typing import Any
 
 from factledger.collector.access import AccessConfig, check_query_access
 from factledger.collector.redaction import Redactor
+from factledger.ports import DEFAULT_HOST, DEFAULT_PORT
 from factledger.processors.errors import ConfigError
 
-DEFAULT_PORT = 4318
-DEFAULT_HOST = "127.0.0.1"
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MAX_JUDGE_WORKERS", "ServiceSettings"]
 MAX_JUDGE_WORKERS = 64
 """Each judge worker is a process of its own (about 170 MiB): more is a typo, not a plan."""
 

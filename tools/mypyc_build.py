@@ -12,11 +12,15 @@ the old one once it is complete and a child process has imported every module fr
 failed build removes the old one too (it no longer matches what was asked for) and exits
 non-zero with the reason; every import then falls back to the sources. mypyc and a C
 compiler are needed to build, neither to run the result.
+
+A wheel's build (setup.py) calls `build_into` for the package as the wheel lays it out,
+every part in one factledger/ directory, so the manifest is checked where it is installed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -28,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -89,12 +93,28 @@ for name in status.modules:
 """Run in a child process against a finished build: every compiled module imports."""
 
 
-def _child_env() -> dict[str, str]:
-    """For the import check: the build in use, and factledger from this checkout even when
-    the interpreter's editable install points at another one."""
+def _child_env(import_root: Path) -> dict[str, str]:
+    """For the import check: the build in use, and factledger from `import_root` (this
+    checkout, or a wheel's build directory) even when the interpreter's editable install
+    points at another one."""
     env = {key: value for key, value in os.environ.items() if key != compiled.PURE_PYTHON_ENV}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(import_root), env.get("PYTHONPATH", "")]))
     return env
+
+
+def check_imports(import_root: Path = REPO) -> None:
+    """Import every compiled module from the build of the factledger under `import_root`, in
+    a child process; raises RuntimeError saying why when the build is not used."""
+    checked = subprocess.run(
+        [sys.executable, "-c", _IMPORT_CHECK],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_child_env(import_root),
+        cwd=import_root,  # `-c` puts the working directory first on sys.path
+    )
+    if checked.returncode != 0:
+        raise RuntimeError(f"the compiled modules do not import: {checked.stderr.strip()}")
 
 
 def source_hashes() -> dict[str, str]:
@@ -131,7 +151,7 @@ def _module_name(relative: str) -> str:
 
 
 @contextmanager
-def _output_to(log: Path) -> Iterator[None]:
+def output_to(log: Path) -> Iterator[None]:
     """This process's and its children's (the C compiler's) output into `log`: a few
     hundred lines of compiler commands and mypyc's notes, read only when the build fails."""
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -156,22 +176,40 @@ def build(
     modules: Sequence[str] = COMPILED,
     work_dir: Path = WORK_DIR,
     out_dir: Path = compiled.BUILD_DIR,
+    import_root: Path = REPO,
 ) -> compiled.Manifest:
     """Compile `modules` (paths as in `COMPILED`), install the result as `out_dir` and
-    return its manifest. Raises (SystemExit from mypyc included) when the build fails."""
+    return its manifest, once every module imports from there as the factledger under
+    `import_root` sees it. Raises (SystemExit from mypyc included) when the build fails."""
     from mypyc.build import mypycify  # imported here: only building needs mypy
-    from setuptools import Distribution  # type: ignore[import-untyped]  # no stubs here
 
     if any(relative.endswith("__init__.py") for relative in modules):
         raise ValueError("packages' __init__ modules are not compiled")
+    work_dir, out_dir = work_dir.resolve(), out_dir.resolve()  # the build runs elsewhere
     sources = source_hashes()
-    os.chdir(compiled.SOURCES_ROOT.parent)  # mypy names the modules from processors/src
-    extensions = mypycify(
-        [f"factledger/{relative}" for relative in modules],
-        opt_level="3",
-        group_name="factledger.processors.compiled",
-        target_dir=str(work_dir / "c"),
-    )
+    with contextlib.chdir(compiled.SOURCES_ROOT.parent):  # mypy names modules from there
+        extensions = mypycify(
+            [f"factledger/{relative}" for relative in modules],
+            opt_level="3",
+            group_name="factledger.processors.compiled",
+            target_dir=str(work_dir / "c"),
+        )
+        manifest = _compile(extensions, modules, sources, work_dir, out_dir)
+    check_imports(import_root)
+    return manifest
+
+
+def _compile(
+    extensions: Sequence[Any],
+    modules: Sequence[str],
+    sources: dict[str, str],
+    work_dir: Path,
+    out_dir: Path,
+) -> compiled.Manifest:
+    """Build `extensions` (mypycify's) into a fresh directory with their manifest, which
+    then replaces `out_dir` whole."""
+    from setuptools import Distribution  # type: ignore[import-untyped]  # no stubs here
+
     fresh = Path(tempfile.mkdtemp(prefix="_mypyc.", dir=out_dir.parent))
     try:
         command = Distribution({"name": "factledger-compiled", "ext_modules": extensions})
@@ -200,16 +238,32 @@ def build(
         fresh.rename(out_dir)
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
-    checked = subprocess.run(
-        [sys.executable, "-c", _IMPORT_CHECK],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=_child_env(),
-    )
-    if checked.returncode != 0:
-        raise RuntimeError(f"the compiled modules do not import: {checked.stderr.strip()}")
     return manifest
+
+
+def _manifest_of(build_dir: Path) -> compiled.Manifest:
+    manifest = compiled.Manifest.from_json(
+        (build_dir / compiled.MANIFEST_NAME).read_text(encoding="utf-8")
+    )
+    if manifest is None:
+        raise RuntimeError(f"no readable manifest in {build_dir}")
+    return manifest
+
+
+def build_into(package_root: Path, work_dir: Path) -> compiled.Manifest:
+    """The compiled modules for a wheel: into `package_root`/factledger/_mypyc/, where
+    `package_root` holds every part of factledger in one directory, as installed (the
+    wheel's build directory), and checked by importing them from there.
+
+    A fresh build of the checkout by this same mypy (`make compiled`) is what compiling
+    again would make from the same sources, so it is copied instead of compiled twice."""
+    out_dir = package_root / "factledger" / compiled.BUILD_DIR.name
+    if not up_to_date(COMPILED).active:
+        return build(COMPILED, work_dir, out_dir, import_root=package_root)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    shutil.copytree(compiled.BUILD_DIR, out_dir)
+    check_imports(package_root)
+    return _manifest_of(out_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -237,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     log = WORK_DIR / LOG_NAME
     try:
-        with _output_to(log):
+        with output_to(log):
             manifest = build(options.modules)
     except (Exception, SystemExit) as exc:
         shutil.rmtree(compiled.BUILD_DIR, ignore_errors=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -247,3 +249,25 @@ def chat_span_request(
         ]
     }
     return json.dumps(body).encode()
+
+
+def write_eval_cases(path: Path, corpora: Sequence[Path]) -> Path:
+    """`path` as a file of eval cases: the labelled corpora's lines, then OTLP/JSON cases
+    whose spans are assembled into turns (every other one hallucinating)."""
+    lines = [line for corpus in corpora for line in corpus.read_text("utf-8").splitlines()]
+    for index in range(1, 13):
+        hallucinate = index % 2 == 0
+        reply = (
+            f"Order #W{index:07d} left today, tracking 1Z{index:08d}." if index % 5 == 0 else None
+        )
+        body, _ = turn_request(
+            index,
+            hallucinate=hallucinate,
+            model=("gpt-4o", "claude-sonnet-4")[index % 3 == 0],
+            reply=reply,
+        )
+        expected = {"verdict": "reject" if hallucinate and reply is None else "pass"}
+        case = {"id": f"otlp-{index}", "otlp": json.loads(body), "expected": expected}
+        lines.append(json.dumps(case))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

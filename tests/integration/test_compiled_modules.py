@@ -18,7 +18,7 @@ import pytest
 
 from factledger.compiled import BUILD_DIR, PURE_PYTHON_ENV, compiled_status, extension_suffix
 from factledger.processors.assembler import PriorVerdict
-from tests.integration.otlp_turns import turn_request
+from tests.integration.otlp_turns import write_eval_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = sorted((ROOT / "tests" / "corpus").glob("*.jsonl"))
@@ -73,27 +73,6 @@ def test_prior_verdicts_cross_to_the_judge_worker_pickled() -> None:
     assert hash(again) == hash(prior)
 
 
-def _cases(path: Path) -> Path:
-    """The labelled corpus, then OTLP/JSON cases whose spans are assembled into turns."""
-    lines = [line for corpus in CORPUS for line in corpus.read_text("utf-8").splitlines()]
-    for index in range(1, 13):
-        hallucinate = index % 2 == 0
-        reply = (
-            f"Order #W{index:07d} left today, tracking 1Z{index:08d}." if index % 5 == 0 else None
-        )
-        body, _ = turn_request(
-            index,
-            hallucinate=hallucinate,
-            model=("gpt-4o", "claude-sonnet-4")[index % 3 == 0],
-            reply=reply,
-        )
-        expected = {"verdict": "reject" if hallucinate and reply is None else "pass"}
-        case = {"id": f"otlp-{index}", "otlp": json.loads(body), "expected": expected}
-        lines.append(json.dumps(case))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 def _probe(cases: Path, *, pure: bool) -> list[str]:
     env = {key: value for key, value in os.environ.items() if key != PURE_PYTHON_ENV}
     if pure:
@@ -113,7 +92,7 @@ def _probe(cases: Path, *, pure: bool) -> list[str]:
 
 def test_pure_python_gives_the_same_turns_verdicts_and_eval_figures(tmp_path: Path) -> None:
     _need_the_build()
-    cases = _cases(tmp_path / "cases.jsonl")
+    cases = write_eval_cases(tmp_path / "cases.jsonl", CORPUS)
     compiled = _probe(cases, pure=False)
     pure = _probe(cases, pure=True)
 

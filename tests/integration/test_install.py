@@ -1,16 +1,16 @@
-"""How the project installs: `make run` installs the package alone with pip's output
-visible, `make test` the development tools too, and building the package's metadata (what
-`pip install -e .` runs) prints no deprecation warning."""
+"""How the project installs: `make run` installs the package with its service and dashboard
+extras with pip's output visible, `make test` the development tools too, and building the
+package's metadata (what `pip install -e .` runs) prints no deprecation warning."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.integration.source_tree import copy_sources
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE_SOURCES = ("factledger", "processors", "collector", "dashboard", "schemas")
 
 
 def _dry_run(target: str, venv: Path) -> list[str]:
@@ -29,33 +29,23 @@ def _pip_installs(lines: list[str]) -> list[str]:
     return [line for line in lines if "pip install" in line]
 
 
-def test_make_run_installs_the_package_alone_with_pip_output_visible(tmp_path: Path):
+def test_make_run_installs_the_package_and_its_extras_with_pip_output_visible(tmp_path: Path):
     installs = _pip_installs(_dry_run("run", tmp_path / "venv"))
     package = [line for line in installs if " -e " in line]
     assert package, installs
     for line in package:
-        assert line.rstrip().endswith("-e ."), f"more than the package: {line}"
+        assert line.rstrip().endswith("-e '.[all]'"), f"not the package with every extra: {line}"
     for line in installs:
         assert "--quiet" not in line.split() and "-q" not in line.split(), line
 
 
 def test_make_test_installs_the_development_tools(tmp_path: Path):
     installs = _pip_installs(_dry_run("test", tmp_path / "venv"))
-    assert any("'.[dev]'" in line for line in installs), installs
+    assert any("'.[all,dev]'" in line for line in installs), installs
 
 
 def test_package_metadata_builds_without_deprecation_warnings(tmp_path: Path):
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source / name)
-    for name in PACKAGE_SOURCES:
-        shutil.copytree(
-            ROOT / name,
-            source / name,
-            symlinks=True,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
+    source = copy_sources(tmp_path / "source")
     metadata = tmp_path / "metadata"
     metadata.mkdir()
     built = subprocess.run(

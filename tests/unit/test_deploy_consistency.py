@@ -60,11 +60,20 @@ def _container_ports(service: str) -> set[int]:
     return {int(str(p).rsplit(":", 1)[1]) for p in SERVICES[service].get("ports", [])}
 
 
-def _dockerfile_final_stage() -> list[str]:
+def _dockerfile_stages() -> list[list[str]]:
+    """The Dockerfile's instructions (continuations joined), one list per FROM."""
     joined = DOCKERFILE.replace("\\\n", " ")
     lines = [line.strip() for line in joined.splitlines() if line.strip()]
     starts = [i for i, line in enumerate(lines) if line.startswith("FROM ")]
-    return lines[starts[-1] :]
+    return [lines[start:end] for start, end in zip(starts, [*starts[1:], len(lines)], strict=True)]
+
+
+def _dockerfile_final_stage() -> list[str]:
+    return _dockerfile_stages()[-1]
+
+
+def _dockerfile_builder_stage() -> list[str]:
+    return _dockerfile_stages()[0]
 
 
 def _instruction(stage: list[str], name: str) -> list[str]:
@@ -145,6 +154,37 @@ def test_dockerfile_final_stage_is_slim_and_unprivileged() -> None:
     assert _instruction(stage, "USER") and _instruction(stage, "USER")[-1] not in ("root", "0")
     exposed = {int(p) for line in _instruction(stage, "EXPOSE") for p in line.split()}
     assert exposed == {DEFAULT_PORT, _dashboard_default_port()}
+
+
+def test_dockerfile_installs_the_compiled_wheel_with_the_extras_compose_runs() -> None:
+    stage = _dockerfile_builder_stage()
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    copied = {source for line in _instruction(stage, "COPY") for source in line.split()[:-1]}
+    folders = {
+        path.split("/")[0] for path in pyproject["tool"]["setuptools"]["package-dir"].values()
+    }
+    # What the wheel's build reads: setup.py runs tools/mypyc_build.py over the sources.
+    assert folders | {"pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "tools"} <= copied
+    assert any("build-essential" in line for line in _instruction(stage, "RUN")), "no compiler"
+    (install,) = [line for line in _instruction(stage, "RUN") if "pip wheel" in line]
+    extras = re.search(r"\.whl\)\[([\w,]+)\]", install)
+    assert extras, install
+    installed = set(extras.group(1).split(","))
+    if "all" in installed:
+        (everything,) = pyproject["project"]["optional-dependencies"]["all"]
+        installed |= set(everything.split("[")[1].rstrip("]").split(","))
+    commands = {
+        _parser().parse_args(SERVICES[name]["command"]).command
+        for name in SERVICES
+        if SERVICES[name].get("image", "").startswith("factledger:")
+    }
+    assert commands == {"serve", "dashboard"}
+    assert {"service", "dashboard"} <= installed
+    # The image fails to build unless the installed package runs its compiled modules, and
+    # compiles them itself: a checkout's own build is never sent to the builder.
+    assert "compiled_status()" in install and "assert status.active" in install
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert "factledger/_mypyc" in ignored
 
 
 @pytest.mark.parametrize("service", FACTLEDGER_SERVICES)
