@@ -13,6 +13,7 @@ from factledger.collector import rows
 from factledger.collector.ingest.memory import InMemoryStore
 from factledger.collector.ingest.sink import PipelineStore
 from factledger.processors.spans import SpanEvent, SpanRecord
+from tests.unit.verdict_rows import verdict_row
 
 TENANT = "acme"
 EPOCH = datetime.fromtimestamp(0, UTC)
@@ -34,26 +35,6 @@ def span(trace: int, index: int, *, tenant: str = TENANT, offset_ms: int = 0) ->
     )
 
 
-def turn(turn_id: str, version: int, validated: datetime, *spans: SpanRecord) -> list[object]:
-    row: dict[str, object] = dict.fromkeys(rows.TURN_COLUMNS, "")
-    row.update(
-        Tenant=TENANT,
-        TurnId=turn_id,
-        Version=version,
-        TraceId=spans[0].trace_id,
-        StartedAt=NOW_MS,
-        EndedAt=NOW_MS,
-        ValidatedAt=rows.epoch_ms(validated),
-        Verdict="pass",
-        Kinds=[],
-        MaxScore=0.0,
-        HasClass5=0,
-        SpanIds=[s.span_id for s in spans],
-        Validators=[],
-    )
-    return [row[column] for column in rows.TURN_COLUMNS]
-
-
 def fill(store: PipelineStore) -> None:
     """Four traces: one owed whole, one judged whole, one judged in part (twice), one
     stored earlier; a second tenant; a span stored twice."""
@@ -65,9 +46,9 @@ def fill(store: PipelineStore) -> None:
     store.insert_spans([rows.span_row(span(9, 0, tenant="other"), NOW_MS)])
     store.insert_turns(
         [
-            turn("turn-2", 1, NOW, span(2, 0), span(2, 1)),
-            turn("turn-3", 1, NOW, span(3, 0)),
-            turn("turn-3", 2, NOW + timedelta(seconds=1), span(3, 0), span(3, 1)),
+            verdict_row("turn-2", 1, NOW, [span(2, 0), span(2, 1)]),
+            verdict_row("turn-3", 1, NOW, [span(3, 0)]),
+            verdict_row("turn-3", 2, NOW + timedelta(seconds=1), [span(3, 0), span(3, 1)]),
         ]
     )
 

@@ -16,6 +16,7 @@ from factledger.collector.ingest.recovery import Recovery
 from factledger.collector.metrics import Metrics
 from factledger.processors.assembler import PriorVerdict
 from factledger.processors.spans import SpanRecord
+from tests.unit.verdict_rows import verdict_row
 
 TENANT = "default"
 NOW_NS = 1_750_000_000 * 10**9
@@ -36,16 +37,7 @@ def store_spans(store: InMemoryStore, ingested_ms: int, *spans: SpanRecord) -> N
 
 
 def store_verdict(store: InMemoryStore, turn: str, version: int, *spans: SpanRecord) -> None:
-    row: dict[str, object] = dict.fromkeys(rows.TURN_COLUMNS, "")
-    row.update(
-        Tenant=TENANT,
-        TurnId=turn,
-        Version=version,
-        TraceId=spans[0].trace_id,
-        ValidatedAt=rows.epoch_ms(datetime.now(UTC)),
-        SpanIds=[s.span_id for s in spans],
-    )
-    store.insert_turns([[row[column] for column in rows.TURN_COLUMNS]])
+    store.insert_turns([verdict_row(turn, version, datetime.now(UTC), spans)])
 
 
 class Stage:

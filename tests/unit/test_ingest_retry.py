@@ -15,7 +15,6 @@ from factledger.collector.ingest.retry import (
     BatchHalving,
     InsertRetry,
     Writability,
-    held_insert,
 )
 from factledger.collector.ingest.sink import Rows
 from factledger.collector.metrics import Metrics
@@ -159,19 +158,24 @@ def test_halving_lets_a_retryable_error_through() -> None:
     assert raised.value is TRANSIENT
 
 
-def test_the_held_insert_retries_each_half_and_drops_the_bad_row() -> None:
-    """As the pipeline stacks them: a half that meets a full disk is retried, not split."""
+def test_stacked_a_half_that_meets_a_full_disk_is_retried_not_split() -> None:
+    """As the pipeline stacks them: halving around retry around the store's insert."""
     store, metrics, writability = InMemoryStore(), Metrics(), Writability()
     store.refuse("findings", lambda row: row["Idx"] == 3)
-    store.fail("findings", TRANSIENT)  # the first attempt, before the refusal is seen
-    send = held_insert(
-        "findings", store.insert_findings, metrics, writability, threading.Event(), NO_WAIT
-    )
-    assert send(batch(4))
+    calls = 0
+
+    def insert(rows: Rows) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the first half's first attempt
+            raise TRANSIENT
+        return store.insert_findings(rows)
+
+    inner = InsertRetry("findings", insert, metrics, writability, threading.Event(), NO_WAIT)
+    assert BatchHalving("findings", inner, metrics)(batch(4))
     assert stored(store) == [0, 1, 2]
-    assert store.attempts("findings") == [4, 4, 2, 2, 1, 1]
+    assert store.attempts("findings") == [4, 2, 2, 1, 1]  # the failed attempt never reached it
     assert metrics.value("factledger_store_errors_total", table="findings") == 1
-    assert (
-        metrics.value("factledger_rows_dropped_total", table="findings", reason="unstorable") == 1
-    )
+    dropped = metrics.value("factledger_rows_dropped_total", table="findings", reason="unstorable")
+    assert dropped == 1
     assert writability.writable

@@ -12,7 +12,7 @@ import pytest
 
 from factledger.collector.ingest.admission import Backlog
 from factledger.collector.ingest.memory import InMemoryStore
-from factledger.collector.ingest.retry import Writability, held_insert
+from factledger.collector.ingest.retry import InsertRetry, Writability
 from factledger.collector.ingest.watermark import StoredMark
 from factledger.collector.ingest.writer import Batch, SpanWriter
 from factledger.collector.metrics import Metrics
@@ -39,7 +39,7 @@ class Stage:
         self.stop = threading.Event()
         self.mark = StoredMark(self.wal)
         self.handed_on: list[tuple[SpanRecord, ...]] = []
-        send = held_insert(
+        send = InsertRetry(
             "spans", self.store.insert_spans, self.metrics, Writability(), self.stop, (0.0,)
         )
         self.writer = SpanWriter(

@@ -60,7 +60,7 @@ from factledger.collector.ingest.base import (
     StoreUnavailable,
 )
 from factledger.collector.ingest.recovery import RECOVERY_PAGE_TRACES, Recovery
-from factledger.collector.ingest.retry import Insert, Send, Writability, held_insert
+from factledger.collector.ingest.retry import BatchHalving, Insert, InsertRetry, Send, Writability
 from factledger.collector.ingest.sink import PipelineStore
 from factledger.collector.ingest.watermark import StoredMark
 from factledger.collector.ingest.writer import Batch, SpanWriter
@@ -139,7 +139,8 @@ class Pipeline:
         assembly = assembly_queue()
 
         def insert(table: str, into: Insert) -> Send:
-            return held_insert(table, into, metrics, self._writability, self._stop)
+            retry = InsertRetry(table, into, metrics, self._writability, self._stop)
+            return BatchHalving(table, retry, metrics)
 
         # The page size is read here, when the pipeline is made, not when this module is
         # imported: it can be set through this module's name.

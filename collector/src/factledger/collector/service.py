@@ -31,15 +31,20 @@ class Service:
     metrics: Metrics
 
 
-async def current_service(request: Request) -> Service:
+def service_of(request: Request) -> Service:
     """The app's `Service` (set by the lifespan before any request is served)."""
     service: Service = request.app.state.service
     return service
 
 
+async def current_service(request: Request) -> Service:
+    """`service_of`, as a dependency."""
+    return service_of(request)
+
+
 async def current_ingest(request: Request) -> Ingest:
     """The pipeline, as the receiver sees it."""
-    return (await current_service(request)).pipeline
+    return service_of(request).pipeline
 
 
 CurrentService = Annotated[Service, Depends(current_service)]

@@ -124,16 +124,3 @@ class BatchHalving:
             return True
         middle = len(batch) // 2
         return self(batch[:middle]) and self(batch[middle:])
-
-
-def held_insert(
-    table: str,
-    insert: Insert,
-    metrics: Metrics,
-    writability: Writability,
-    stop: threading.Event,
-    delays: Sequence[float] = RETRY_SECONDS,
-) -> Send:
-    """The pipeline's insert into `table`: halving around retry around `insert`."""
-    retry = InsertRetry(table, insert, metrics, writability, stop, delays)
-    return BatchHalving(table, retry, metrics)
