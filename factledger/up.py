@@ -25,7 +25,8 @@ import httpx
 import uvicorn
 
 from factledger.collector.access import DEFAULT_TENANT
-from factledger.collector.app import Service, create_app
+from factledger.collector.app import create_app
+from factledger.collector.service import Service
 from factledger.dashboard_cli import (
     dashboard_url,
     sigterm_interrupts,

@@ -38,6 +38,7 @@ from factledger.collector.api_models import (
     query_error,
 )
 from factledger.collector.readers import ReadTenant, Scope
+from factledger.collector.service import service_of
 
 router = APIRouter(tags=["query"])
 
@@ -103,7 +104,7 @@ def list_turns(
     ] = None,
 ) -> TurnPage:
     """Turns, newest first, with their latest verdict; `total` counts every match."""
-    store = request.app.state.service.store
+    store = service_of(request).store
     turns, total = store.list_turns(
         tenant,
         verdict=verdict or None,
@@ -124,7 +125,7 @@ def list_turns(
 @router.get("/turns/{turn_id}", responses=error_responses(403, 404))
 def get_turn(request: Request, tenant: ReadTenant, turn_id: str) -> TurnDetail:
     """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
-    turn: dict[str, Any] | None = request.app.state.service.store.get_turn(tenant, turn_id)
+    turn: dict[str, Any] | None = service_of(request).store.get_turn(tenant, turn_id)
     if turn is None:
         raise HTTPException(404, f"no turn {turn_id}")
     return TurnDetail.model_validate(turn)
@@ -148,7 +149,7 @@ def reject_rate(
     if end <= start:
         raise query_error("until", "until must be after since", str(until or ""))
     try:
-        series = request.app.state.service.store.reject_rate(
+        series = service_of(request).store.reject_rate(
             tenant, group_by=group_by, bucket=bucket, since=start, until=end
         )
     except ValueError as exc:  # too many buckets: the store's message names the bound
@@ -162,7 +163,7 @@ def review_queue(
 ) -> ReviewQueue:
     """Flagged turns without a review: class-5 suspicions first, by score, then newest;
     `total` counts every turn in the queue."""
-    store = request.app.state.service.store
+    store = service_of(request).store
     items = store.review_queue(tenant, limit=limit)
     total = store.review_queue_count(tenant)
     # A turn flagged between the two queries: the count never says less than the page.
@@ -173,7 +174,7 @@ def review_queue(
 def review_precision(request: Request, tenant: ReadTenant) -> ReviewPrecision:
     """Per finding kind, how many reviewed turns the humans confirmed as hallucinations
     (each turn's latest label): `{turns: {reviewed, confirmed, precision}, kinds: [...]}`."""
-    return ReviewPrecision.model_validate(request.app.state.service.store.review_precision(tenant))
+    return ReviewPrecision.model_validate(service_of(request).store.review_precision(tenant))
 
 
 @router.post("/turns/{turn_id}/reviews", status_code=201, responses=error_responses(403, 404))
@@ -181,12 +182,12 @@ def add_review(
     request: Request, tenant: ReadTenant, turn_id: str, review: ReviewIn
 ) -> ReviewCreated:
     """Store a human's label; the turn leaves the review queue."""
-    store = request.app.state.service.store
+    store = service_of(request).store
     if store.get_turn(tenant, turn_id) is None:
         raise HTTPException(404, f"no turn {turn_id}")
     review_id = str(uuid.uuid4())
     created = datetime.now(UTC)
-    redactor = request.app.state.service.settings.redactor
+    redactor = service_of(request).settings.redactor
     note = redactor.text(review.note) if redactor else review.note
     reviewer = redactor.text(review.reviewer) if redactor else review.reviewer
     store.insert_review(
@@ -209,7 +210,7 @@ def add_review(
 def tenants(request: Request, scope: Scope) -> Tenants:
     """The tenants this caller may read (pass one as `?tenant=` to any other call) and the
     one read when none is named."""
-    configured = request.app.state.service.settings.access.tenants
+    configured = service_of(request).settings.access.tenants
     readable = configured if scope.every else scope.tenants
     return Tenants(tenants=sorted(readable), default=scope.default_tenant)
 

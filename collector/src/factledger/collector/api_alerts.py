@@ -15,6 +15,7 @@ from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig
 from factledger.collector.api_models import AlertRules, Alerts, error_responses
 from factledger.collector.readers import ReadTenant
+from factledger.collector.service import service_of
 from factledger.collector.store import Store
 
 router = APIRouter(tags=["alerts"])
@@ -56,7 +57,7 @@ def alerts(
         if (rule is None or entry["rule"] == rule)
         and (state is None or entry["state"] == ("firing" if state == "firing" else "ok"))
     ]
-    store: Store = request.app.state.service.store
+    store: Store = service_of(request).store
     # Filtering by state after the query could leave the page short: fetch more, then cut.
     wanted = min(1000, limit * 4) if state else limit
     fetched = store.alert_summaries(tenant, limit=wanted, rule=rule)

@@ -22,6 +22,7 @@ from factledger.collector.api_models import error_responses
 from factledger.collector.readers import ReadTenant
 from factledger.collector.review_export import export_cases
 from factledger.collector.review_groups import MAX_PATTERN_CHARS, group_queue
+from factledger.collector.service import service_of
 from factledger.collector.store import MAX_REVIEW_EXPORT, Store
 
 router = APIRouter(tags=["reviews"])
@@ -112,12 +113,12 @@ class ReviewExport(BaseModel):
 
 
 def _store(request: Request) -> Store:
-    store: Store = request.app.state.service.store
+    store: Store = service_of(request).store
     return store
 
 
 def _redacted(request: Request, text: str) -> str:
-    redactor = request.app.state.service.settings.redactor
+    redactor = service_of(request).settings.redactor
     return redactor.text(text) if redactor else text
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -37,6 +36,7 @@ from factledger.collector.pipeline import Pipeline
 from factledger.collector.private_dirs import private_directory
 from factledger.collector.readers import operator_scope, read_scope
 from factledger.collector.receiver import router as receiver_router
+from factledger.collector.service import CurrentIngest, CurrentService, Service
 from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import ValidationRunner
@@ -48,16 +48,6 @@ log = logging.getLogger("factledger.service")
 _STORE_UNAVAILABLE = "the store is unavailable, retry later"
 _STORE_FAILED = "the store could not answer this request; the service log has the cause"
 _INTERNAL = "internal error; the service log has the cause"
-
-
-@dataclass
-class Service:
-    """What the routes need; stored on `app.state.service`."""
-
-    settings: ServiceSettings
-    store: Store
-    pipeline: Pipeline
-    metrics: Metrics
 
 
 def create_app(
@@ -167,11 +157,10 @@ def create_app(
         dependencies=[Depends(operator_scope)],
         responses=error_refs(401, 403),
     )
-    def metrics(request: Request) -> Response:
+    def metrics(request: Request, service: CurrentService) -> Response:
         """Prometheus text format: spans received/stored/dropped, turns, findings, queues,
         reject rates per model over the alert window, firing alerts. With read tokens
         configured, only a token for every tenant (`*`) may scrape it."""
-        service: Service = request.app.state.service
         loops: dict[str, AlertLoop] = request.app.state.alert_loops
         families = [f for loop in loops.values() for f in loop.metric_families()]
         text = service.metrics.render() + render_families(families)
@@ -187,11 +176,10 @@ def create_app(
         tags=["operations"],
         responses={503: {"model": Readiness, "description": "starting, or restarting"}},
     )
-    def readyz(request: Request, response: Response) -> Readiness:
+    def readyz(ingest: CurrentIngest, response: Response) -> Readiness:
         """Ready once the write-ahead log is replayed and the store is open, while the
         pipeline's threads and its judge worker process run (503 while it restarts)."""
-        service: Service = request.app.state.service
-        if not service.pipeline.ready:
+        if not ingest.ready:
             response.status_code = 503
             return Readiness(status="starting")
         return Readiness(status="ready")

@@ -14,6 +14,7 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException, Query, Request
 
 from factledger.collector.access import TENANT_PATTERN, AccessConfig, ReadScope
+from factledger.collector.service import service_of
 
 
 def read_scope(
@@ -21,7 +22,7 @@ def read_scope(
     authorization: Annotated[str, Header(include_in_schema=False)] = "",
 ) -> ReadScope:
     """The caller's scope; raises 401 for a missing or unknown token."""
-    access: AccessConfig = request.app.state.service.settings.access
+    access: AccessConfig = service_of(request).settings.access
     scope = access.read_scope(authorization)
     if scope is None:
         raise HTTPException(

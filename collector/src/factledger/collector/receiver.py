@@ -43,20 +43,21 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from factledger.collector import otlp, otlp_logs
 from factledger.collector.api_models import LOGS_RESPONSES
-from factledger.collector.metrics import Metrics
-from factledger.collector.pipeline import (
+from factledger.collector.ingest.base import (
+    Ingest,
     PipelineClosed,
     PipelineFull,
     RequestTooLarge,
     StoreUnavailable,
 )
+from factledger.collector.metrics import Metrics
+from factledger.collector.service import CurrentIngest, CurrentService, Service
 from factledger.collector.wal import WalUnavailable
 from factledger.processors.spans import SpanRecord
 
@@ -86,23 +87,24 @@ _LOGS = _Signal("logs", "factledger_log_records_dropped_total", "log records")
 
 
 @router.post("/v1/traces")
-async def export_traces(request: Request) -> Response:
+async def export_traces(
+    request: Request, service: CurrentService, ingest: CurrentIngest
+) -> Response:
     """Receive an OTLP `ExportTraceServiceRequest` (protobuf or JSON, optionally gzip)."""
-    return await _export(request, _TRACES)
+    return await _export(request, service, ingest, _TRACES)
 
 
 @router.post("/v1/logs", responses=LOGS_RESPONSES)
-async def export_logs(request: Request) -> Response:
+async def export_logs(request: Request, service: CurrentService, ingest: CurrentIngest) -> Response:
     """Receive an OTLP `ExportLogsServiceRequest` (protobuf or JSON, optionally gzip).
 
     Each log record that names its span becomes a log span (`collector.otlp_logs`); the
     log spans are written ahead as one protobuf `ExportTraceServiceRequest`, so they are
     replayed, stored and recovered as trace spans are."""
-    return await _export(request, _LOGS)
+    return await _export(request, service, ingest, _LOGS)
 
 
-async def _export(request: Request, signal: _Signal) -> Response:
-    service = request.app.state.service
+async def _export(request: Request, service: Service, ingest: Ingest, signal: _Signal) -> Response:
     content_type = request.headers.get("content-type", "")
     reply_type = otlp.response_content_type(content_type)
     tenant = service.settings.access.ingest_tenant(request.headers.get("authorization", ""))
@@ -113,18 +115,18 @@ async def _export(request: Request, signal: _Signal) -> Response:
         otlp.media_of(content_type)
     except otlp.UnsupportedMediaType as exc:
         return _error(reply_type, 415, str(exc))
-    if not service.pipeline.store_writable:
+    if not ingest.store_writable:
         service.metrics.inc("factledger_requests_refused_total", reason="store_unavailable")
         return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
-    if not service.pipeline.has_capacity(_declared_bytes(request)):
+    if not ingest.has_capacity(_declared_bytes(request)):
         service.metrics.inc("factledger_requests_refused_total", reason="queue_full")
         return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
     settings = service.settings
     limit = settings.max_body_bytes
-    budget = _budget(request, settings.max_bodies_in_flight_bytes)
+    budget = _budget(request, settings.max_bodies_in_flight_bytes, service.metrics)
     held = _Held(budget)
     try:
-        return await _receive(request, service, reply_type, tenant, limit, held, signal)
+        return await _receive(request, service, ingest, reply_type, tenant, limit, held, signal)
     except BodiesInFlight:
         service.metrics.inc("factledger_requests_refused_total", reason="bodies_in_flight")
         response = _error(
@@ -143,7 +145,8 @@ async def _export(request: Request, signal: _Signal) -> Response:
 
 async def _receive(
     request: Request,
-    service: Any,
+    service: Service,
+    ingest: Ingest,
     reply_type: str,
     tenant: str,
     limit: int,
@@ -177,9 +180,7 @@ async def _receive(
     )
     try:
         if spans:
-            await run_in_threadpool(
-                _submit, service.pipeline, signal, reply_type, tenant, body, spans
-            )
+            await run_in_threadpool(_submit, ingest, signal, reply_type, tenant, body, spans)
     except RequestTooLarge as exc:  # no retry could pass: refused for good
         service.metrics.inc("factledger_requests_refused_total", reason="too_many_spans")
         return _error(reply_type, 413, str(exc))
@@ -201,7 +202,7 @@ async def _receive(
 
 
 def _submit(
-    pipeline: Any,
+    ingest: Ingest,
     signal: _Signal,
     reply_type: str,
     tenant: str,
@@ -211,9 +212,9 @@ def _submit(
     """Write the request ahead and queue its spans. A logs request is written as the
     trace request its log spans make: the write-ahead log replays trace requests."""
     if signal.name == "logs":
-        pipeline.submit(otlp.PROTOBUF, tenant, otlp_logs.encode_trace_request(spans), spans)
+        ingest.submit(otlp.PROTOBUF, tenant, otlp_logs.encode_trace_request(spans), spans)
     else:
-        pipeline.submit(reply_type, tenant, body, spans)
+        ingest.submit(reply_type, tenant, body, spans)
 
 
 def _within_retention(
@@ -294,13 +295,13 @@ class _Held:
         self.amount = 0
 
 
-def _budget(request: Request, limit: int) -> InFlightBytes:
+def _budget(request: Request, limit: int, metrics: Metrics) -> InFlightBytes:
     """The app's one `InFlightBytes`, made on first use."""
     state = request.app.state
     budget: InFlightBytes | None = getattr(state, "bodies_in_flight", None)
     if budget is None or budget.limit != limit:
         budget = state.bodies_in_flight = InFlightBytes(limit)
-        request.app.state.service.metrics.gauge(
+        metrics.gauge(
             "factledger_bodies_in_flight_bytes",
             "Bytes of request bodies being read or decoded now.",
             lambda: budget.held,

@@ -1,0 +1,47 @@
+"""Storing what judging produced: turn and finding rows, counts, the verdict delay.
+
+One insert per table for a round's results, through the pipeline's held inserts
+(`collector.ingest.retry`): a verdict is never dropped while the store cannot write.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from factledger.collector import rows
+from factledger.collector.ingest.admission import Backlog
+from factledger.collector.ingest.retry import Send
+from factledger.collector.judging import Judged
+from factledger.collector.metrics import Metrics
+
+VERDICT_DELAY = "factledger_verdict_delay_seconds"
+VERDICT_DELAY_BUCKETS = (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 12.5, 15, 20, 30, 45, 60, 120, 300)
+"""Fine around the default grace period (2 s), coarse where a pipeline has fallen behind."""
+
+
+class VerdictWriter:
+    """Stores judging results. Called by the turn processor alone."""
+
+    def __init__(self, turns: Send, findings: Send, backlog: Backlog, metrics: Metrics) -> None:
+        self._turns = turns
+        self._findings = findings
+        self._backlog = backlog
+        self._metrics = metrics
+
+    def write(self, results: Sequence[Judged]) -> None:
+        """Store `results`' rows and count them; only then do their spans stop counting
+        as unassembled (a flush of the pipeline waits for that), stored or not."""
+        try:
+            turn_rows = [row for judged in results for row in judged.turn_rows]
+            finding_rows = [row for judged in results for row in judged.finding_rows]
+            if turn_rows and self._turns(turn_rows):
+                delays = rows.first_verdict_delays(turn_rows, int(time.time() * 1000))
+                self._metrics.observe(VERDICT_DELAY, *delays)
+            if finding_rows:
+                self._findings(finding_rows)
+            for judged in results:
+                for count in judged.counts:
+                    self._metrics.inc(count.name, count.amount, **dict(count.labels))
+        finally:
+            self._backlog.assembled(sum(judged.assembled for judged in results))
