@@ -45,9 +45,15 @@ from datetime import UTC, datetime
 from factledger.collector import otlp, rows
 from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied, answering
 from factledger.collector.judging import Judged, TurnJudge
+from factledger.collector.metric_catalogue import VERDICT_DELAY as VERDICT_DELAY
+from factledger.collector.metric_catalogue import VERDICT_DELAY_BUCKETS as VERDICT_DELAY_BUCKETS
 from factledger.collector.metrics import Metrics
 from factledger.collector.quarantine import MAX_QUARANTINED
 from factledger.collector.redaction import Redactor
+from factledger.collector.refusals import PipelineClosed as PipelineClosed
+from factledger.collector.refusals import PipelineFull as PipelineFull
+from factledger.collector.refusals import RequestTooLarge as RequestTooLarge
+from factledger.collector.refusals import StoreUnavailable as StoreUnavailable
 from factledger.collector.routing import Router
 from factledger.collector.store import Store, StoreError
 from factledger.collector.thread_names import named
@@ -78,37 +84,6 @@ a verdict, however old (the tables' TTL bounds it), oldest first; the next page 
 until the backlog is at most half full, so an outage's worth of owed turns never keeps
 new requests out."""
 _EPOCH = datetime.fromtimestamp(0, UTC)
-
-
-VERDICT_DELAY = "factledger_verdict_delay_seconds"
-VERDICT_DELAY_BUCKETS = (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 12.5, 15, 20, 30, 45, 60, 120, 300)
-"""Fine around the default grace period (2 s), coarse where a pipeline has fallen behind."""
-
-
-class PipelineFull(Exception):
-    """The pipeline holds as many unstored spans as it may; retry later (503)."""
-
-
-class RequestTooLarge(Exception):
-    """One request holds more spans than the backlog may ever hold: no retry can succeed,
-    so it is refused for good (413) rather than answered 503 again and again."""
-
-    def __init__(self, spans: int, bound: int) -> None:
-        super().__init__(
-            f"the request holds {spans} spans, more than the backlog bound of {bound}"
-            " (FACTLEDGER_QUEUE_SPANS); split it into smaller requests or raise the bound"
-        )
-        self.spans = spans
-        self.bound = bound
-
-
-class PipelineClosed(Exception):
-    """The pipeline is shutting down and takes no more requests (503)."""
-
-
-class StoreUnavailable(Exception):
-    """The store cannot write now (a full disk, no memory, unreachable): what was accepted
-    is held until it can, and new requests are refused meanwhile; retry later (503)."""
 
 
 @dataclass(frozen=True)
@@ -950,58 +925,12 @@ class Pipeline:
         )
 
     def _describe(self) -> None:
+        """Register the pipeline's gauges (`collector.metric_catalogue` declares them)."""
         m = self._metrics
-        m.describe("factledger_spans_received_total", "Spans accepted by the receiver.")
-        m.describe("factledger_spans_stored_total", "Spans written to the store.")
-        m.describe("factledger_spans_dropped_total", "Spans not accepted, by reason.")
-        m.describe(
-            "factledger_log_records_dropped_total",
-            "Log records (POST /v1/logs) not accepted, by reason (no_span, ...).",
-        )
-        m.describe(
-            "factledger_spans_refused_total",
-            "Spans of requests refused whole and not acknowledged (503: the client retries;"
-            " 413: more spans than the backlog bound), by reason; not drops.",
-        )
-        m.describe("factledger_turns_validated_total", "Turns judged, by verdict and model.")
-        m.describe(
-            "factledger_judge_worker_hangs_total",
-            "Judge workers killed for owing results and answering nothing.",
-        )
-        m.describe("factledger_findings_total", "Findings reported, by kind.")
-        m.describe(
-            "factledger_assembly_drops_total",
-            "Spans or turns turn assembly set aside, by reason (duplicate, group_full, ...).",
-        )
-        m.describe(
-            "factledger_traces_without_turn_total",
-            "Traces none of whose spans FactLedger could read as part of a turn within the"
-            " maximum wait, by service and instrumentation scope.",
-        )
-        m.gauge(
-            "factledger_queue_spans", "Spans accepted but not yet stored.", lambda: self._pending
-        )
-        m.gauge(
-            "factledger_queue_bytes",
-            "Request bytes behind the spans not yet stored or assembled (bounded by"
-            " FACTLEDGER_QUEUE_BYTES).",
-            lambda: self._backlog_bytes,
-        )
-        m.gauge(
-            "factledger_assembly_queue_spans",
-            "Spans stored but not yet assembled into turns.",
-            lambda: self._unassembled,
-        )
-        m.gauge("factledger_open_turns", "Turns being assembled.", self._open_turn_count)
-        m.histogram(
-            VERDICT_DELAY,
-            "Seconds from a turn's end to its first verdict stored (grace period included).",
-            VERDICT_DELAY_BUCKETS,
-        )
-        m.describe(
-            "factledger_judge_worker_restarts_total",
-            "Times a judge worker process died and was restarted.",
-        )
+        m.gauge("factledger_queue_spans", lambda: self._pending)
+        m.gauge("factledger_queue_bytes", lambda: self._backlog_bytes)
+        m.gauge("factledger_assembly_queue_spans", lambda: self._unassembled)
+        m.gauge("factledger_open_turns", self._open_turn_count)
 
     def _open_turn_count(self) -> int:
         if self._judge is not None:
