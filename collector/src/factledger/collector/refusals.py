@@ -110,8 +110,8 @@ class Refusal(FactLedgerError):
 
 
 def declared_outcome(cls: type[Refusal]) -> Outcome | None:
-    """The outcome `cls` declares itself (None for a base such as OtlpError: a subclass
-    never answers with an outcome it merely inherits)."""
+    """The outcome `cls` declares in its own body; None when it only inherits one (a
+    base such as OtlpError declares none)."""
     outcome = vars(cls).get("outcome")
     return outcome if isinstance(outcome, Outcome) else None
 
