@@ -8,6 +8,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from typing import cast
 
 import httpx
 import pytest
@@ -312,7 +313,8 @@ def test_every_family_is_declared_and_on_the_scrape_from_start_up(
         for reason in CATALOGUE["factledger_requests_refused_total"].known["reason"]:
             assert f'factledger_requests_refused_total{{reason="{reason}"}} 0\n' in first
         assert "factledger_bodies_in_flight_bytes 0\n" in first
-        for headers, body, _ in (case.values for case in CASES):
+        for case in CASES:
+            headers, body, _ = cast(tuple[dict[str, str], bytes, int], case.values)
             httpx.post(f"{svc.url}/v1/traces", headers=headers, content=body, timeout=30)
         after = httpx.get(f"{svc.url}/metrics").text
         assert set(_families(after)) == set(_families(first))
