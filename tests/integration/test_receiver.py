@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 from collections.abc import Iterator
+from typing import cast
 
 import httpx
 import pytest
@@ -21,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from factledger.collector.metric_catalogue import CATALOGUE
 from factledger.service_process import ServiceProcess
 
 TOKEN = "receiver-test-token-0123456789"
@@ -281,3 +284,43 @@ def test_random_log_bodies_never_500(service: ServiceProcess, media: str, body: 
         f"{service.url}/v1/logs", headers={**AUTH, "Content-Type": media}, content=body
     )
     assert response.status_code in (200, 400), response.text
+
+
+def _families(scrape: str) -> dict[str, str]:
+    """Each family's TYPE, and every sample name, as the scrape gives them."""
+    found = dict(re.findall(r"^# TYPE (\S+) (\S+)$", scrape, re.M))
+    for name in re.findall(r"^([a-z_]+)(?:\{| )", scrape, re.M):
+        family = re.sub(r"_(bucket|sum|count)$", "", name) if name not in found else name
+        assert family in found, f"{name} has samples but no TYPE line"
+    return found
+
+
+def test_every_family_is_declared_and_on_the_scrape_from_start_up(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A fresh service shows every declared family (refusal reasons at 0); after refusals
+    of every kind the receiver decides, every name and reason it shows is still declared."""
+    env = {
+        "FACTLEDGER_INGEST_TOKEN": TOKEN,
+        "FACTLEDGER_MAX_BODY_BYTES": str(LIMIT),
+        "FACTLEDGER_API_OPEN": "1",
+    }
+    with ServiceProcess(tmp_path_factory.mktemp("catalogue"), env) as svc:
+        first = httpx.get(f"{svc.url}/metrics").text
+        assert _families(first) == {family.name: family.type for family in CATALOGUE}
+        for family in CATALOGUE:  # the reject-rate gauges name the alert window in theirs
+            assert re.search(rf"^# HELP {family.name} \S.*$", first, re.M), family.name
+        for reason in CATALOGUE["factledger_requests_refused_total"].known["reason"]:
+            assert f'factledger_requests_refused_total{{reason="{reason}"}} 0\n' in first
+        assert "factledger_bodies_in_flight_bytes 0\n" in first
+        for case in CASES:
+            headers, body, _ = cast(tuple[dict[str, str], bytes, int], case.values)
+            httpx.post(f"{svc.url}/v1/traces", headers=headers, content=body, timeout=30)
+        after = httpx.get(f"{svc.url}/metrics").text
+        assert set(_families(after)) == set(_families(first))
+        refused = dict(
+            re.findall(r'^factledger_requests_refused_total\{reason="(\w+)"\} (\d+)$', after, re.M)
+        )
+        assert set(refused) == set(CATALOGUE["factledger_requests_refused_total"].known["reason"])
+        assert {r for r, n in refused.items() if int(n)} == {"400", "401", "413", "415"}
+        assert refused["401"] == "2" and refused["415"] == "2"

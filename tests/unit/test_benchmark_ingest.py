@@ -11,7 +11,6 @@ from factledger.collector.pipeline import VERDICT_DELAY, VERDICT_DELAY_BUCKETS
 
 def test_delay_quantiles_come_from_the_rendered_histogram() -> None:
     metrics = Metrics()
-    metrics.histogram(VERDICT_DELAY, "Delay.", VERDICT_DELAY_BUCKETS)
     metrics.observe(VERDICT_DELAY, *([2.2] * 98), 8.0, 250.0)
     buckets = parse_delay_buckets(metrics.render())
     assert buckets[-1] == (math.inf, 100)
@@ -23,6 +22,5 @@ def test_delay_quantiles_come_from_the_rendered_histogram() -> None:
 
 def test_no_observations_give_no_quantile() -> None:
     metrics = Metrics()
-    metrics.histogram(VERDICT_DELAY, "Delay.", VERDICT_DELAY_BUCKETS)
     assert math.isnan(bucket_quantile(parse_delay_buckets(metrics.render()), 0.99))
     assert math.isnan(bucket_quantile((), 0.5))

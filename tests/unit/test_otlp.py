@@ -46,9 +46,9 @@ from factledger.collector.otlp import (
     decompress,
     encode_response,
     encode_status,
-    http_status_for,
     response_content_type,
 )
+from factledger.collector.refusals import Refusal
 from factledger.processors.errors import FactLedgerError
 from factledger.processors.spans import SpanEvent, SpanRecord
 
@@ -788,9 +788,11 @@ def test_response_content_type_follows_the_request(content_type, expected):
     ],
 )
 def test_http_status_for_each_edge_error(exc, status):
-    assert http_status_for(exc) == status
-    if status is not None:
-        assert isinstance(exc, FactLedgerError)
+    if status is None:  # propagates as a server error, not answered as a refusal
+        assert not isinstance(exc, Refusal)
+    else:
+        assert isinstance(exc, Refusal) and isinstance(exc, FactLedgerError)
+        assert exc.outcome.http_status == status
 
 
 # --- properties -------------------------------------------------------------------------------

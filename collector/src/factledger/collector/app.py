@@ -15,7 +15,6 @@ from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from factledger.collector.access import DEFAULT_TENANT, exposure_warning
-from factledger.collector.alerts.gauges import render_families
 from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig, load_alert_config
 from factledger.collector.api import router as api_router
@@ -35,6 +34,7 @@ from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.private_dirs import private_directory
 from factledger.collector.readers import operator_scope, read_scope
+from factledger.collector.receiver import bodies_in_flight
 from factledger.collector.receiver import router as receiver_router
 from factledger.collector.service import CurrentIngest, CurrentService, Service
 from factledger.collector.store import Store, StoreConfig, StoreError
@@ -75,6 +75,7 @@ def create_app(
             else ValidationSettings()
         )
         metrics = Metrics()
+        metrics.gauge("factledger_bodies_in_flight_bytes", lambda: bodies_in_flight(app))
         log_file = wal or WriteAheadLog(
             settings.wal_dir, retain_seconds=settings.max_wait_seconds + settings.grace_seconds + 60
         )
@@ -163,7 +164,7 @@ def create_app(
         configured, only a token for every tenant (`*`) may scrape it."""
         loops: dict[str, AlertLoop] = request.app.state.alert_loops
         families = [f for loop in loops.values() for f in loop.metric_families()]
-        text = service.metrics.render() + render_families(families)
+        text = service.metrics.render(families)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.get("/healthz", tags=["operations"])

@@ -49,6 +49,7 @@ from factledger.collector.quarantine import QuarantiningRunner, TurnNote
 from factledger.collector.redaction import Redactor
 from factledger.collector.time_limit import DEFAULT_TURN_SECONDS, TimeLimitedRunner
 from factledger.processors.assembler import PriorVerdict
+from factledger.processors.errors import FactLedgerError
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -62,7 +63,7 @@ _STOP_SECONDS = 5.0
 _GC_THRESHOLDS = (50_000, 10, 10)
 
 
-class WorkerDied(Exception):
+class WorkerDied(FactLedgerError):
     """The worker process is gone, or did not start."""
 
 

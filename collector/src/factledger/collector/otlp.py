@@ -1,12 +1,13 @@
 """The OTLP/HTTP edge as pure functions: bodies in, `SpanRecord`s and response bodies out.
 
 The receiver route calls, in order: `decompress`, `decode_request`, `encode_response`
-(or, on an exception, `http_status_for` and `encode_status`). Nothing here does I/O or
-knows about FastAPI, so every OTLP rule is tested by calling a function with bytes.
+(or, on a refusal, `encode_status` through `collector.refusal_http`). Nothing here does
+I/O or knows about FastAPI, so every OTLP rule is tested by calling a function with bytes.
 
-Errors, each with its HTTP status in `STATUS_FOR`:
+Errors, defined with every other refusal in `collector.refusals` (where each declares its
+outcome: HTTP status, gRPC status, retryable, metric reason):
 
-FactLedgerError
+Refusal
  └── OtlpError
       ├── OtlpDecodeError       400  the body is not an ExportTraceServiceRequest
       │                              (or, on /v1/logs, an ExportLogsServiceRequest)
@@ -39,7 +40,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from factledger.collector.otlp_json import decode_json
 from factledger.collector.otlp_logs import decode_logs_json, decode_logs_protobuf
 from factledger.collector.otlp_proto import decode_protobuf
-from factledger.processors.errors import FactLedgerError
+from factledger.collector.refusals import OtlpDecodeError as OtlpDecodeError
+from factledger.collector.refusals import OtlpError as OtlpError
+from factledger.collector.refusals import PayloadTooLarge as PayloadTooLarge
+from factledger.collector.refusals import UnsupportedEncoding as UnsupportedEncoding
+from factledger.collector.refusals import UnsupportedMediaType as UnsupportedMediaType
 from factledger.processors.spans import SpanRecord
 
 PROTOBUF = "application/x-protobuf"
@@ -50,45 +55,6 @@ MAX_SPANS_PER_REQUEST = 100_000
 
 _GZIP_CHUNK = 1 << 20
 """Bytes inflated per step, so a gzip bomb is stopped within one chunk of the limit."""
-
-
-class OtlpError(FactLedgerError):
-    """Base of the errors the OTLP edge raises; `STATUS_FOR` gives each its HTTP status."""
-
-
-class OtlpDecodeError(OtlpError, ValueError):
-    """The body (or its gzip stream) cannot be read as an ExportTraceServiceRequest."""
-
-
-class PayloadTooLarge(OtlpError):
-    """The body, before or after decompression, exceeds the configured limit."""
-
-
-class UnsupportedMediaType(OtlpError):
-    """The Content-Type is neither application/x-protobuf nor application/json."""
-
-
-class UnsupportedEncoding(OtlpError):
-    """The Content-Encoding is neither identity nor gzip."""
-
-
-STATUS_FOR: Mapping[type[OtlpError], int] = {
-    OtlpDecodeError: 400,
-    PayloadTooLarge: 413,
-    UnsupportedMediaType: 415,
-    UnsupportedEncoding: 415,
-}
-"""HTTP status per edge error. 401/403 (authentication) and 429/503 + Retry-After
-(back-pressure) are the route's decisions, made before the body is read, not here."""
-
-
-def http_status_for(exc: BaseException) -> int | None:
-    """The HTTP status for an error out of this module (`STATUS_FOR`); None for any other
-    exception, which is not the sender's fault and should propagate as a server error."""
-    for cls, status in STATUS_FOR.items():
-        if isinstance(exc, cls):
-            return status
-    return None
 
 
 @dataclass(frozen=True)

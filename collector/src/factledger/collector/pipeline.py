@@ -320,60 +320,12 @@ class Pipeline:
         process_turns(self._judging, self._stop, self._metrics)
 
     def _describe(self) -> None:
+        """Register the pipeline's gauges (`collector.metric_catalogue` declares them)."""
         m = self._metrics
-        m.describe("factledger_spans_received_total", "Spans accepted by the receiver.")
-        m.describe("factledger_spans_stored_total", "Spans written to the store.")
-        m.describe("factledger_spans_dropped_total", "Spans not accepted, by reason.")
-        m.describe(
-            "factledger_log_records_dropped_total",
-            "Log records (POST /v1/logs) not accepted, by reason (no_span, ...).",
-        )
-        m.describe(
-            "factledger_spans_refused_total",
-            "Spans of requests refused whole and not acknowledged (503: the client retries;"
-            " 413: more spans than the backlog bound), by reason; not drops.",
-        )
-        m.describe("factledger_turns_validated_total", "Turns judged, by verdict and model.")
-        m.describe(
-            "factledger_judge_worker_hangs_total",
-            "Judge workers killed for owing results and answering nothing.",
-        )
-        m.describe("factledger_findings_total", "Findings reported, by kind.")
-        m.describe(
-            "factledger_assembly_drops_total",
-            "Spans or turns turn assembly set aside, by reason (duplicate, group_full, ...).",
-        )
-        m.describe(
-            "factledger_traces_without_turn_total",
-            "Traces none of whose spans FactLedger could read as part of a turn within the"
-            " maximum wait, by service and instrumentation scope.",
-        )
-        m.gauge(
-            "factledger_queue_spans",
-            "Spans accepted but not yet stored.",
-            lambda: self._backlog.pending,
-        )
-        m.gauge(
-            "factledger_queue_bytes",
-            "Request bytes behind the spans not yet stored or assembled (bounded by"
-            " FACTLEDGER_QUEUE_BYTES).",
-            lambda: self._backlog.bytes,
-        )
-        m.gauge(
-            "factledger_assembly_queue_spans",
-            "Spans stored but not yet assembled into turns.",
-            lambda: self._backlog.unassembled,
-        )
-        m.gauge("factledger_open_turns", "Turns being assembled.", self._open_turn_count)
-        m.histogram(
-            VERDICT_DELAY,
-            "Seconds from a turn's end to its first verdict stored (grace period included).",
-            VERDICT_DELAY_BUCKETS,
-        )
-        m.describe(
-            "factledger_judge_worker_restarts_total",
-            "Times a judge worker process died and was restarted.",
-        )
+        m.gauge("factledger_queue_spans", lambda: self._backlog.pending)
+        m.gauge("factledger_queue_bytes", lambda: self._backlog.bytes)
+        m.gauge("factledger_assembly_queue_spans", lambda: self._backlog.unassembled)
+        m.gauge("factledger_open_turns", self._open_turn_count)
 
     def _open_turn_count(self) -> int:
         return self._judging.open_turns

@@ -30,8 +30,10 @@ answered before its body is read when its Content-Length says how big it is, or 
 as the bytes it sends pass the bound. A request alone in flight is always taken, so a
 body within `max_body_bytes` is never refused for good.
 
-Capacity and authorization are checked before the body is read. Replies use the
-request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
+Capacity and authorization are checked before the body is read. Every refusal is a
+`collector.refusals.Refusal` raised where it is decided, whose declared outcome gives its
+status, body code and metric reason; `collector.refusal_http` answers all of them. Replies
+use the request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
 bearer token picks the tenant written into every row of the request's spans
 (`collector.access`).
 """
@@ -39,37 +41,33 @@ bearer token picks the tenant written into every row of the request's spans
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from factledger.collector import otlp, otlp_logs
 from factledger.collector.api_models import LOGS_RESPONSES
-from factledger.collector.ingest.base import (
-    Ingest,
-    PipelineClosed,
-    PipelineFull,
-    RequestTooLarge,
-    StoreUnavailable,
-)
+from factledger.collector.ingest.base import Ingest
 from factledger.collector.metrics import Metrics
+from factledger.collector.refusal_http import RETRY_AFTER_SECONDS as RETRY_AFTER_SECONDS
+from factledger.collector.refusal_http import refused
+from factledger.collector.refusals import BodiesInFlight as BodiesInFlight
+from factledger.collector.refusals import BodyTimeout as BodyTimeout
+from factledger.collector.refusals import (
+    PipelineFull,
+    Refusal,
+    StoreUnavailable,
+    Unauthenticated,
+)
 from factledger.collector.service import CurrentIngest, CurrentService, Service
-from factledger.collector.wal import WalUnavailable
 from factledger.processors.spans import SpanRecord
 
-log = logging.getLogger("factledger.receiver")
 router = APIRouter(tags=["ingest"])
 
-RETRY_AFTER_SECONDS = 2
 _DAY_NS = 86_400 * 1_000_000_000
-# google.rpc.Code for the Status body of each HTTP error status.
-_RPC_CODE = {400: 3, 401: 16, 408: 4, 413: 8, 415: 3, 503: 14}
-_WAL_UNAVAILABLE = "the write-ahead log cannot be written (disk full or failing), retry later"
-_STORE_UNAVAILABLE = "the store cannot write now (full disk or out of resources), retry later"
 
 
 @dataclass(frozen=True)
@@ -107,40 +105,33 @@ async def export_logs(request: Request, service: CurrentService, ingest: Current
 async def _export(request: Request, service: Service, ingest: Ingest, signal: _Signal) -> Response:
     content_type = request.headers.get("content-type", "")
     reply_type = otlp.response_content_type(content_type)
-    tenant = service.settings.access.ingest_tenant(request.headers.get("authorization", ""))
-    if tenant is None:
-        service.metrics.inc("factledger_requests_refused_total", reason="401")
-        return _error(reply_type, 401, "missing or invalid bearer token")
+    held: _Held | None = None
     try:
-        otlp.media_of(content_type)
-    except otlp.UnsupportedMediaType as exc:
-        return _error(reply_type, 415, str(exc))
-    if not ingest.store_writable:
-        service.metrics.inc("factledger_requests_refused_total", reason="store_unavailable")
-        return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
-    if not ingest.has_capacity(_declared_bytes(request)):
-        service.metrics.inc("factledger_requests_refused_total", reason="queue_full")
-        return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
-    settings = service.settings
-    limit = settings.max_body_bytes
-    budget = _budget(request, settings.max_bodies_in_flight_bytes, service.metrics)
-    held = _Held(budget)
-    try:
-        return await _receive(request, service, ingest, reply_type, tenant, limit, held, signal)
-    except BodiesInFlight:
-        service.metrics.inc("factledger_requests_refused_total", reason="bodies_in_flight")
-        response = _error(
-            reply_type, 503, "too many request bytes in flight, retry later", retry=True
-        )
-        response.headers["Connection"] = "close"  # its body may not have been read
-        return response
-    except BodyTimeout as exc:
-        service.metrics.inc("factledger_requests_refused_total", reason="body_timeout")
-        response = _error(reply_type, 408, str(exc))
-        response.headers["Connection"] = "close"
-        return response
+        tenant = _admit(request, service, ingest, content_type)
+        settings = service.settings
+        held = _Held(_budget(request, settings.max_bodies_in_flight_bytes))
+        return await _receive(request, service, ingest, reply_type, tenant, held, signal)
+    except Refusal as refusal:
+        return refused(refusal, reply_type, service.metrics)
     finally:
-        held.release()
+        if held is not None:
+            held.release()
+
+
+def _admit(request: Request, service: Service, ingest: Ingest, content_type: str) -> str:
+    """The request's tenant, once the checks made before its body is read have passed
+    (token, media type, a store that writes, room in the pipeline); else a Refusal."""
+    tenant: str | None = service.settings.access.ingest_tenant(
+        request.headers.get("authorization", "")
+    )
+    if tenant is None:
+        raise Unauthenticated
+    otlp.media_of(content_type)
+    if not ingest.store_writable:
+        raise StoreUnavailable
+    if not ingest.has_capacity(_declared_bytes(request)):
+        raise PipelineFull
+    return tenant
 
 
 async def _receive(
@@ -149,54 +140,29 @@ async def _receive(
     ingest: Ingest,
     reply_type: str,
     tenant: str,
-    limit: int,
     held: _Held,
     signal: _Signal,
 ) -> Response:
+    """Read, decode and hand over one request; a refusal on the way is raised."""
+    limit = service.settings.max_body_bytes
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) <= limit:
         held.take(int(declared))  # refuse before reading a byte of the body
-    try:
-        raw = await _read_limited(request, limit, service.settings.body_timeout_seconds, held)
-        body = otlp.decompress(raw, request.headers.get("content-encoding"), limit=limit)
-        if body is not raw:
-            held.take(len(body))
-        del raw  # a compressed body is not needed once inflated
-        result = await run_in_threadpool(
-            otlp.decode_request, body, reply_type, tenant=tenant, signal=signal.name
-        )
-    except (BodiesInFlight, BodyTimeout):
-        raise
-    except Exception as exc:
-        status = otlp.http_status_for(exc)
-        if status is None:
-            raise
-        service.metrics.inc("factledger_requests_refused_total", reason=str(status))
-        return _error(reply_type, status, str(exc) or type(exc).__name__)
+    raw = await _read_limited(request, limit, service.settings.body_timeout_seconds, held)
+    body = otlp.decompress(raw, request.headers.get("content-encoding"), limit=limit)
+    if body is not raw:
+        held.take(len(body))
+    del raw  # a compressed body is not needed once inflated
+    result = await run_in_threadpool(
+        otlp.decode_request, body, reply_type, tenant=tenant, signal=signal.name
+    )
     for reason, count in result.reasons.items():
         service.metrics.inc(signal.dropped_metric, count, reason=reason)
     spans, rejected, message = _within_retention(
         result, service.settings.retention_days, service.metrics, signal
     )
-    try:
-        if spans:
-            await run_in_threadpool(_submit, ingest, signal, reply_type, tenant, body, spans)
-    except RequestTooLarge as exc:  # no retry could pass: refused for good
-        service.metrics.inc("factledger_requests_refused_total", reason="too_many_spans")
-        return _error(reply_type, 413, str(exc))
-    except PipelineFull:
-        service.metrics.inc("factledger_requests_refused_total", reason="queue_full")
-        return _error(reply_type, 503, "pipeline is full, retry later", retry=True)
-    except PipelineClosed:
-        service.metrics.inc("factledger_requests_refused_total", reason="shutting_down")
-        return _error(reply_type, 503, "the service is shutting down, retry later", retry=True)
-    except WalUnavailable as exc:
-        log.error("refusing a request: %s", exc)
-        service.metrics.inc("factledger_requests_refused_total", reason="wal_unavailable")
-        return _error(reply_type, 503, _WAL_UNAVAILABLE, retry=True)
-    except StoreUnavailable:
-        service.metrics.inc("factledger_requests_refused_total", reason="store_unavailable")
-        return _error(reply_type, 503, _STORE_UNAVAILABLE, retry=True)
+    if spans:
+        await run_in_threadpool(_submit, ingest, signal, reply_type, tenant, body, spans)
     payload = otlp.encode_response(reply_type, rejected, message, signal.name)
     return Response(payload, status_code=200, media_type=reply_type)
 
@@ -243,14 +209,6 @@ def _within_retention(
     return kept, result.rejected + refused, message
 
 
-class BodiesInFlight(Exception):
-    """Taking this request's body would pass `max_bodies_in_flight_bytes` (503)."""
-
-
-class BodyTimeout(Exception):
-    """The client did not send its body within `body_timeout_seconds` (408)."""
-
-
 class InFlightBytes:
     """The bytes of request bodies held by the receiver right now, against a bound.
 
@@ -295,18 +253,19 @@ class _Held:
         self.amount = 0
 
 
-def _budget(request: Request, limit: int, metrics: Metrics) -> InFlightBytes:
+def _budget(request: Request, limit: int) -> InFlightBytes:
     """The app's one `InFlightBytes`, made on first use."""
     state = request.app.state
     budget: InFlightBytes | None = getattr(state, "bodies_in_flight", None)
     if budget is None or budget.limit != limit:
         budget = state.bodies_in_flight = InFlightBytes(limit)
-        metrics.gauge(
-            "factledger_bodies_in_flight_bytes",
-            "Bytes of request bodies being read or decoded now.",
-            lambda: budget.held,
-        )
     return budget
+
+
+def bodies_in_flight(app: FastAPI) -> int:
+    """Bytes of request bodies `app` holds now (its `factledger_bodies_in_flight_bytes`)."""
+    budget: InFlightBytes | None = getattr(app.state, "bodies_in_flight", None)
+    return budget.held if budget is not None else 0
 
 
 async def _read_limited(request: Request, limit: int, timeout: float, held: _Held) -> bytes:
@@ -333,18 +292,6 @@ async def _read_limited(request: Request, limit: int, timeout: float, held: _Hel
     body = b"".join(chunks)
     chunks.clear()
     return body
-
-
-def _error(media: str, status: int, message: str, *, retry: bool = False) -> Response:
-    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if retry else {}
-    if status == 401:
-        headers["WWW-Authenticate"] = "Bearer"
-    return Response(
-        otlp.encode_status(media, _RPC_CODE.get(status, 2), message),
-        status_code=status,
-        media_type=media,
-        headers=headers,
-    )
 
 
 def _declared_bytes(request: Request) -> int:

@@ -15,6 +15,7 @@ import signal
 import threading
 from types import FrameType
 
+from factledger.processors.errors import FactLedgerError
 from factledger.processors.kinds import Kind
 from factledger.processors.model import Finding, Turn, Verdict
 from factledger.processors.runner import ValidationRunner, outcome_of
@@ -23,7 +24,7 @@ DEFAULT_TURN_SECONDS = 10.0
 """Far above any turn measured (p99 ~1 ms; a 1 MB adversarial reply takes 0.65 s)."""
 
 
-class TurnTimeLimit(Exception):
+class TurnTimeLimit(FactLedgerError):
     """Judging a turn took longer than its time limit."""
 
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factledger.collector.private_dirs import FILE_MODE, private_directory
+from factledger.collector.refusals import WalUnavailable as WalUnavailable
 
 _MAGIC = b"FL"
 _HEADER = struct.Struct("<2sIIQ")
@@ -55,11 +56,6 @@ SEGMENT_SECONDS = 300.0
 """A segment is closed this long after it was opened even when far from full. Requests
 are kept raw (secrets included) until their segment is deleted; at low traffic a 64 MiB
 segment would stay open, and on disk, for days."""
-
-
-class WalUnavailable(OSError):
-    """An append could not be made durable (e.g. ENOSPC, EIO); nothing of it is kept and
-    the caller must not acknowledge it. Retryable: space may come back."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from urllib.parse import quote
 
 import httpx
 
+from factledger.processors.errors import FactLedgerError
+
 DEFAULT_API_URL = "http://127.0.0.1:4318"
 API_ENV = "FACTLEDGER_API"
 """The service's base URL (without /api/v1) for the dashboard; `factledger dashboard --api`
@@ -179,7 +181,7 @@ class QueuePage(TypedDict):
     """Every turn in the queue, beyond this page."""
 
 
-class ApiError(Exception):
+class ApiError(FactLedgerError):
     """The API answered with an error (`status`), or could not be read."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 
-from ..metrics import MAX_LABEL_CHARS, MAX_LABEL_VALUES, OTHER
+from ..metrics import MAX_LABEL_CHARS, MAX_LABEL_VALUES, OTHER, GaugeFamily, Sample
 from ..store import Store, StoreError
 from .evaluator import GroupStats
 from .rules import AlertRule
@@ -33,43 +32,6 @@ def prometheus_labels(**labels: str) -> str:
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-Sample = tuple[str, float]
-"""The rendered labels (`{a="b"}`) and the value of one sample."""
-
-
-@dataclass(frozen=True)
-class GaugeFamily:
-    """One gauge metric: its name, HELP text and samples."""
-
-    name: str
-    help_text: str
-    samples: tuple[Sample, ...]
-
-
-def gauge_family(name: str, help_text: str, samples: Iterable[Sample]) -> list[str]:
-    """The text lines of one gauge: HELP, TYPE and `name{labels} value` per sample."""
-    lines = [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
-    lines.extend(f"{name}{labels} {value!r}" for labels, value in samples)
-    return lines
-
-
-def render_families(families: Iterable[GaugeFamily]) -> str:
-    """Prometheus text of `families`, merging families of one name (several tenants' alert
-    loops each give their own samples; a name may be described only once per scrape)."""
-    merged: dict[str, GaugeFamily] = {}
-    for family in families:
-        seen = merged.get(family.name)
-        merged[family.name] = (
-            family
-            if seen is None
-            else GaugeFamily(family.name, seen.help_text, seen.samples + family.samples)
-        )
-    lines: list[str] = []
-    for family in merged.values():
-        lines += gauge_family(family.name, family.help_text, family.samples)
-    return "\n".join(lines) + "\n" if lines else ""
 
 
 class RejectRateGauges:

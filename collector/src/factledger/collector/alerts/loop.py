@@ -20,10 +20,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .. import rows
-from ..metrics import MAX_LABEL_CHARS, MAX_LABEL_VALUES, OTHER, Metrics
+from ..metric_catalogue import CATALOGUE
+from ..metrics import MAX_LABEL_CHARS, MAX_LABEL_VALUES, OTHER, GaugeFamily, Metrics
 from ..store import MAX_LIST_LIMIT, Store, StoreError
 from .evaluator import AlertEvent, Decision, FiringAlert, evaluate, step
-from .gauges import GaugeFamily, RejectRateGauges, prometheus_labels
+from .gauges import RejectRateGauges, prometheus_labels
 from .notifier import DeliveryAttempt, Notifier
 from .payloads import alert_message, payload
 from .rules import AlertConfig, AlertRule, redact_url
@@ -35,6 +36,7 @@ DEFAULT_TENANT = "default"
 DEFAULT_INTERVAL_SECONDS = 30.0
 EVALUATIONS = "factledger_alert_evaluations_total"
 NOTICES = "factledger_alert_notices_total"
+FIRING = "factledger_alert_firing"
 
 
 def _utcnow() -> datetime:
@@ -147,9 +149,6 @@ class AlertLoop:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False
-        if metrics is not None:
-            metrics.describe(EVALUATIONS, "Alert rule evaluations, by outcome.")
-            metrics.describe(NOTICES, "Alert notices recorded, by state.")
 
     @property
     def config(self) -> AlertConfig:
@@ -376,7 +375,5 @@ class AlertLoop:
             for name in sorted(keys)
             for key in sorted(keys[name])
         )
-        firing_family = GaugeFamily(
-            "factledger_alert_firing", "1 for every (rule, group) whose alert is firing.", samples
-        )
+        firing_family = GaugeFamily(FIRING, CATALOGUE[FIRING].help, samples)
         return (*self.gauges.families(), firing_family)

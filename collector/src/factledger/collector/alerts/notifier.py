@@ -92,8 +92,6 @@ class Notifier:
         self._seq = itertools.count()
         self._stopping = False
         self._thread: threading.Thread | None = None
-        if metrics is not None:
-            metrics.describe(DELIVERIES, "Webhook delivery attempts of alert notices, by outcome.")
 
     @property
     def pending(self) -> int:

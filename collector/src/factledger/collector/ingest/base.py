@@ -1,10 +1,11 @@
 """The seam the receiver sees: `Ingest`, and the refusals its `submit` raises.
 
 A route asks `store_writable` and `has_capacity` before it reads a body, hands the
-decoded spans to `submit`, and answers what `submit` raised with the status in the
-receiver's table. Refusals are not drops: nothing of a refused request was acknowledged.
+decoded spans to `submit`, and answers what `submit` raised with the outcome its class
+declares (`collector.refusals`). Refusals are not drops: nothing of a refused request was
+acknowledged.
 
-Refusals::
+Refusals (defined in `collector.refusals`, re-exported here)::
 
     PipelineFull        the backlog holds as much as it may; retry later      503
     RequestTooLarge     more spans than the backlog may ever hold             413
@@ -18,6 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from factledger.collector.refusals import PipelineClosed as PipelineClosed
+from factledger.collector.refusals import PipelineFull as PipelineFull
+from factledger.collector.refusals import RequestTooLarge as RequestTooLarge
+from factledger.collector.refusals import StoreUnavailable as StoreUnavailable
 from factledger.processors.spans import SpanRecord
 
 
@@ -47,29 +52,3 @@ class Ingest(Protocol):
         once it is in the write-ahead log (never after storage or validation). Raises one
         of the refusals above, having kept nothing of the request."""
         ...
-
-
-class PipelineFull(Exception):
-    """The pipeline holds as many unstored spans as it may; retry later (503)."""
-
-
-class RequestTooLarge(Exception):
-    """One request holds more spans than the backlog may ever hold: no retry can succeed,
-    so it is refused for good (413) rather than answered 503 again and again."""
-
-    def __init__(self, spans: int, bound: int) -> None:
-        super().__init__(
-            f"the request holds {spans} spans, more than the backlog bound of {bound}"
-            " (FACTLEDGER_QUEUE_SPANS); split it into smaller requests or raise the bound"
-        )
-        self.spans = spans
-        self.bound = bound
-
-
-class PipelineClosed(Exception):
-    """The pipeline is shutting down and takes no more requests (503)."""
-
-
-class StoreUnavailable(Exception):
-    """The store cannot write now (a full disk, no memory, unreachable): what was accepted
-    is held until it can, and new requests are refused meanwhile; retry later (503)."""

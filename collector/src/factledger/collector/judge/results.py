@@ -13,11 +13,9 @@ from factledger.collector import rows
 from factledger.collector.ingest.admission import Backlog
 from factledger.collector.ingest.retry import Send
 from factledger.collector.judging import Judged
+from factledger.collector.metric_catalogue import VERDICT_DELAY as VERDICT_DELAY
+from factledger.collector.metric_catalogue import VERDICT_DELAY_BUCKETS as VERDICT_DELAY_BUCKETS
 from factledger.collector.metrics import Metrics
-
-VERDICT_DELAY = "factledger_verdict_delay_seconds"
-VERDICT_DELAY_BUCKETS = (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 12.5, 15, 20, 30, 45, 60, 120, 300)
-"""Fine around the default grace period (2 s), coarse where a pipeline has fallen behind."""
 
 
 class VerdictWriter:

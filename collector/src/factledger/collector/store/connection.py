@@ -17,6 +17,8 @@ from clickhouse_connect.driver import options as driver_options
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError, OperationalError
 
+from factledger.processors.errors import FactLedgerError
+
 from .config import StoreConfig
 
 # The driver imports pandas at the first insert only to ask whether the rows are a
@@ -63,7 +65,7 @@ _RESOURCE_TEXT = re.compile(
 )
 
 
-class StoreError(Exception):
+class StoreError(FactLedgerError):
     """A call to ClickHouse failed. `retryable` is True when the same call may succeed
     later (timeouts, overload, a lost connection, a full disk, no memory); False for bad
     data or bad SQL."""
