@@ -30,7 +30,7 @@ from factledger.collector import rows
 from factledger.collector.otlp import decode_request
 from factledger.collector.redaction import Redactor
 from factledger.collector.store import Store, StoreConfig
-from factledger.processors.assembler import TurnAssembler
+from factledger.processors.assembly.assembler import TurnAssembler
 from factledger.processors.model import Turn
 from factledger.processors.normalize import json_text
 from factledger.processors.runner import default_runner

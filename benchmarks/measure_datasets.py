@@ -24,9 +24,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.model import Finding, Turn, Verdict
 from factledger.processors.runner import ValidationRunner, default_runner
-from factledger.processors.transcript import turn_from_transcript
 
 from .datasets import (
     EvalCase,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factledger.processors.assembler import AssembledTurn, TurnAssembler
+from factledger.processors.assembly.assembler import AssembledTurn, TurnAssembler
 from factledger.processors.model import Turn, Verdict
 from factledger.processors.normalize.fixtures import load_example
 from factledger.processors.runner import ValidationRunner

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.model import Turn
 from factledger.processors.runner import ValidationRunner, default_runner, default_validators
 from factledger.processors.settings import ValidationSettings
-from factledger.processors.transcript import turn_from_transcript
 
 from .datasets import load_tau_runs, tau_offered_tools, tau_reply_cases
 

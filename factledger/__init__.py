@@ -16,10 +16,10 @@ __path__ = extend_path(__path__, __name__)
 # First, before anything imports factledger.processors: its import puts the compiled modules'
 # finder in place when a fresh build is there (factledger/compiled.py).
 from factledger import _use_compiled  # noqa: F401
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.guard import CheckResult, annotate_reply, check
 from factledger.processors.kinds import Kind, Outcome, Severity
 from factledger.processors.model import Finding, ToolCall, ToolDefinition, Turn, Verdict
-from factledger.processors.transcript import turn_from_transcript
 
 __all__ = [
     "CheckResult",

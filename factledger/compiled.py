@@ -49,7 +49,7 @@ def _sources_root() -> Path:
 
 
 SOURCES_ROOT = _sources_root()
-"""What the manifest's source paths (`processors/joins.py`) are relative to."""
+"""What the manifest's source paths (`processors/assembly/joins.py`) are relative to."""
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = 1
 

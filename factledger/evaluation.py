@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from factledger.collector import otlp
-from factledger.processors.assembler import TurnAssembler
+from factledger.processors.assembly.assembler import TurnAssembler
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.errors import TranscriptError
 from factledger.processors.model import Turn, Verdict
 from factledger.processors.runner import ValidationRunner
-from factledger.processors.transcript import turn_from_transcript
 
 VERDICTS = ("reject", "flag", "pass")
 

@@ -31,7 +31,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 
-from factledger.processors.transcript import content_text
+from factledger.processors.assembly.transcript import content_text
 
 INSTRUMENTATION_NAME = "factledger.instrument"
 INSTRUMENTATION_VERSION = "0.1.0"

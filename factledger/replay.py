@@ -34,9 +34,9 @@ from factledger.instrument import (
     invoke_agent,
     tool_call_list,
 )
+from factledger.processors.assembly.transcript import content_text
 from factledger.processors.errors import FactLedgerError, TranscriptError
 from factledger.processors.nudges import is_framework_nudge
-from factledger.processors.transcript import content_text
 from factledger.progress import progress_bar
 
 SERVICE_NAME = "factledger-replay"

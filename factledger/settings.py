@@ -78,7 +78,7 @@ class ServiceSettings:
     queue_spans: int = 50_000
     queue_bytes: int = 64 * 1024 * 1024
     judge_workers: int = 1
-    """Judge worker processes (`collector.routing` keeps a conversation in one of them)."""
+    """Judge worker processes (`collector.judge.routing` keeps a conversation in one of them)."""
     retention_days: int = 30
     validation_config: Path | None = None
     alerts_file: Path | None = None

@@ -68,10 +68,10 @@ COMPILED = (
     "processors/normalize/vercel.py",
     "processors/normalize/dispatch.py",
     # Grouping spans into turns and building them (~45 µs per span).
-    "processors/joins.py",
-    "processors/turn_builder.py",
-    "processors/assembler.py",
-    "processors/transcript.py",
+    "processors/assembly/joins.py",
+    "processors/assembly/turn_builder.py",
+    "processors/assembly/assembler.py",
+    "processors/assembly/transcript.py",
 )
 """Relative to `compiled.SOURCES_ROOT` (processors/src/factledger/), as mypy names them."""
 
@@ -275,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="+",
         default=COMPILED,
         metavar="PATH",
-        help="compile these (e.g. processors/joins.py) instead of the usual set, to measure",
+        help="compile these (e.g. processors/assembly/joins.py) instead of the usual set",
     )
     options = parser.parse_args(argv)
     if options.status:

@@ -25,7 +25,8 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Locator, Page, expect
 
-from factledger.dashboard import charts, turns
+from factledger.dashboard import charts
+from factledger.dashboard.pages import turns
 from factledger.demo import run_demo
 from factledger.service_process import ServiceProcess
 from tests.browser.conftest import JUDGED_TIMEOUT, _dashboard, settled

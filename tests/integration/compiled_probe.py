@@ -18,8 +18,8 @@ from pathlib import Path
 from factledger.cli import main as cli_main
 from factledger.compiled import compiled_status
 from factledger.evaluation import read_cases, turn_from_otlp
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.runner import default_runner
-from factledger.processors.transcript import turn_from_transcript
 
 
 def main(argv: Sequence[str]) -> int:

@@ -33,7 +33,7 @@ def in_process_verdict() -> dict[str, Any]:
     from opentelemetry.sdk.trace import TracerProvider
 
     from factledger.instrument import chat, execute_tool, invoke_agent
-    from factledger.processors.assembler import AssembledTurn
+    from factledger.processors.assembly.assembler import AssembledTurn
     from factledger.processors.model import Verdict
     from factledger.processors.span_processor import FactLedgerSpanProcessor
 

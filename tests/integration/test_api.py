@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from factledger.collector import rows
-from factledger.collector.api_models import API_VERSION
+from factledger.collector.api.models import API_VERSION
 from factledger.collector.app import create_app
 from factledger.collector.store import Store, StoreConfig, schema_statements
 from factledger.processors.kinds import Kind, Outcome

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from factledger.compiled import BUILD_DIR, PURE_PYTHON_ENV, compiled_status, extension_suffix
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 from tests.integration.otlp_turns import write_eval_cases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def _need_the_build() -> None:
 def test_the_suite_imports_the_compiled_modules() -> None:
     _need_the_build()
     modules = compiled_status().modules
-    assert "factledger.processors.assembler" in modules
+    assert "factledger.processors.assembly.assembler" in modules
     for name in modules:
         module = sys.modules.get(name) or __import__(name, fromlist=["*"])
         origin = Path(module.__file__ or "")

@@ -15,10 +15,10 @@ import uvicorn
 
 from factledger.collector import otlp
 from factledger.collector.app import create_app
+from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.store import Store
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from factledger.service_process import ServiceProcess, free_port
 from factledger.settings import ServiceSettings

@@ -13,13 +13,13 @@ from pathlib import Path
 import httpx
 
 from factledger.collector import otlp
-from factledger.collector.judge_worker import JudgeWorker, WorkerConfig
-from factledger.collector.judging import Judged
+from factledger.collector.ingest.wal import WriteAheadLog
+from factledger.collector.judge.turn_judge import Judged
+from factledger.collector.judge.worker_process import JudgeWorker, WorkerConfig
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.rows import FINDING_COLUMNS, TURN_COLUMNS
 from factledger.collector.store import Store
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import ValidationRunner, default_runner, default_validators
 from factledger.processors.settings import ValidationSettings
 from factledger.processors.spans import SpanRecord

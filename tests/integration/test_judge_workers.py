@@ -18,11 +18,11 @@ from typing import Any, NamedTuple
 import pytest
 
 from factledger.collector import otlp
+from factledger.collector.ingest.wal import WriteAheadLog
+from factledger.collector.judge.routing import Router, route_key
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
-from factledger.collector.routing import Router, route_key
 from factledger.collector.store import Store, StoreConfig
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
 from tests.integration.otlp_turns import turn_request

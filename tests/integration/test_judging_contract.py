@@ -18,12 +18,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from factledger.collector import otlp
-from factledger.collector.judging import drop_count
+from factledger.collector.ingest.wal import WriteAheadLog
+from factledger.collector.judge.turn_judge import drop_count
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.store import Store
-from factledger.collector.wal import WriteAheadLog
-from factledger.processors.assembler import AssembledTurn
+from factledger.processors.assembly.assembler import AssembledTurn
 from factledger.processors.judging.drops import Drop
 from factledger.processors.model import Verdict
 from factledger.processors.runner import ValidationRunner, default_runner, default_validators

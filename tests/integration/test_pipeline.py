@@ -25,10 +25,10 @@ from benchmarks.ingest import PROTOBUF as PROTOBUF_TURNS
 from benchmarks.ingest import TurnFactory
 from factledger.collector import otlp
 from factledger.collector.app import create_app
+from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import VERDICT_DELAY, Pipeline, PipelineFull, RequestTooLarge
 from factledger.collector.store import Store, StoreConfig
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from factledger.service_process import free_port
 from factledger.settings import ServiceSettings

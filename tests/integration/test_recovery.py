@@ -17,10 +17,10 @@ import pytest
 
 from factledger.collector import otlp, rows
 from factledger.collector import pipeline as pipeline_module
+from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.store import Store
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
 from tests.integration.otlp_turns import turn_request

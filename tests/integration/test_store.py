@@ -15,7 +15,7 @@ import pytest
 
 from factledger.collector import rows
 from factledger.collector.store import Store, StoreConfig, StoreError
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 from factledger.processors.kinds import Kind, Outcome, Severity
 from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.spans import SpanRecord

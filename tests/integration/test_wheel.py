@@ -86,7 +86,7 @@ def test_the_wheel_carries_the_compiled_modules_and_their_manifest(installed: In
         manifest = Manifest.from_json(wheel.read(f"factledger/_mypyc/{MANIFEST_NAME}").decode())
     assert manifest is not None
     assert manifest.extension_suffix == extension_suffix()
-    assert "factledger.processors.assembler" in manifest.compiled
+    assert "factledger.processors.assembly.assembler" in manifest.compiled
     assert {f"factledger/_mypyc/{binary}" for binary in manifest.modules.values()} <= names
     assert {f"factledger/{source}" for source in manifest.sources} <= names
     assert "-cp311-cp311-" in installed.wheel.name, "compiled code: tagged for its interpreter"
@@ -94,7 +94,7 @@ def test_the_wheel_carries_the_compiled_modules_and_their_manifest(installed: In
 
 INSTALLED_STATUS = """
 import json, sys
-import factledger.processors.assembler as assembler
+import factledger.processors.assembly.assembler as assembler
 from factledger.compiled import BUILD_DIR, compiled_status
 status = compiled_status()
 print(json.dumps({"active": status.active, "reason": status.reason,
@@ -108,7 +108,7 @@ def test_the_installed_package_runs_its_compiled_modules(installed: Installed) -
     assert done.returncode == 0, done.stderr
     status = json.loads(done.stdout)
     assert status["active"], status["reason"]
-    assert "factledger.processors.assembler" in status["modules"]
+    assert "factledger.processors.assembly.assembler" in status["modules"]
     assembler = Path(status["assembler"])
     assert assembler.is_relative_to(status["build_dir"]), assembler
     assert assembler.is_relative_to(status["prefix"]), "imported from the checkout"
@@ -216,5 +216,5 @@ def test_without_a_c_compiler_the_wheel_is_built_pure_python_with_a_warning(
     (wheel,) = wheels.glob("factledger-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-    assert "factledger/processors/assembler.py" in names
+    assert "factledger/processors/assembly/assembler.py" in names
     assert not [name for name in names if "_mypyc" in name]

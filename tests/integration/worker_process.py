@@ -17,7 +17,7 @@ def judge_worker_pids(parent_pid: int) -> list[int]:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
             except FileNotFoundError:
                 continue
-            if b"factledger.collector.judge_worker" in cmdline:
+            if b"factledger.collector.judge.worker_process" in cmdline:
                 pids.append(int(pid))
     return pids
 

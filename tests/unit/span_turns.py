@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from factledger.processors.assembler import TurnAssembler
+from factledger.processors.assembly.assembler import TurnAssembler
 from factledger.processors.model import Turn, Verdict
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord

@@ -1,4 +1,4 @@
-"""Stored values as the query API shows them (collector/views.py): finding classes, tool
+"""Stored values as the query API shows them (collector/api/views.py): finding classes, tool
 names apart from notes, tool results as JSON values, span times as RFC 3339 strings."""
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from factledger.collector.api_models import ToolCall
-from factledger.collector.rows import SPAN_COLUMNS, span_row
-from factledger.collector.views import (
+from factledger.collector.api.models import ToolCall
+from factledger.collector.api.views import (
     MAX_JSON_DEPTH,
     json_value,
     max_score,
@@ -19,6 +18,7 @@ from factledger.collector.views import (
     split_checked,
     tool_call_view,
 )
+from factledger.collector.rows import SPAN_COLUMNS, span_row
 from factledger.processors.kinds import (
     HALLUCINATION_CLASSES,
     KIND_INFO,

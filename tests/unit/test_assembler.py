@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from factledger.processors.assembler import (
+from factledger.processors.assembly.assembler import (
     MAX_SPANS_PER_GROUP,
     AssembledTurn,
     PriorVerdict,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.processors.assembler import TurnAssembler
+from factledger.processors.assembly.assembler import TurnAssembler
 from factledger.processors.normalize.base import (
     ChatMessage,
     LlmStep,

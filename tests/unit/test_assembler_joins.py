@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from factledger.processors.assembler import AssembledTurn, TurnAssembler
-from factledger.processors.joins import JOIN_SLACK_SECONDS
+from factledger.processors.assembly.assembler import AssembledTurn, TurnAssembler
+from factledger.processors.assembly.joins import JOIN_SLACK_SECONDS
 from factledger.processors.normalize.base import (
     AgentInvocation,
     ChatMessage,

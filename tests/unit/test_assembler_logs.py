@@ -8,7 +8,7 @@ import json
 import pytest
 
 from factledger.collector.otlp_logs import log_span
-from factledger.processors.assembler import AssembledTurn, TurnAssembler
+from factledger.processors.assembly.assembler import AssembledTurn, TurnAssembler
 from factledger.processors.spans import SpanRecord
 
 TRACE = "1" * 32

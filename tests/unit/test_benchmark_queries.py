@@ -19,7 +19,7 @@ from benchmarks.queries import (
     Timing,
     calls,
 )
-from factledger.collector.api import router
+from factledger.collector.api.queries import router
 from factledger.collector.rows import FINDING_COLUMNS, SPAN_COLUMNS, TURN_COLUMNS
 
 NOW_MS = 1_800_000_000_000

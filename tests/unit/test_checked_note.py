@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from factledger.collector.views import split_checked
+from factledger.collector.api.views import split_checked
 from factledger.evaluation import read_cases, turn_from_otlp
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.kinds import Kind
 from factledger.processors.model import Finding
 from factledger.processors.runner import default_runner
-from factledger.processors.transcript import turn_from_transcript
 from factledger.processors.validators.base import finding
 from factledger.processors.validators.stall import StallValidator
 

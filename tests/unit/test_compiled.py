@@ -19,8 +19,8 @@ from factledger.compiled import (
     source_hash,
 )
 
-SOURCE = "processors/joins.py"
-MODULE = "factledger.processors.joins"
+SOURCE = "processors/assembly/joins.py"
+MODULE = "factledger.processors.assembly.joins"
 BINARY = f"factledger/processors/joins{extension_suffix()}"
 RUNTIME = "factledger.processors.compiled__mypyc"
 RUNTIME_BINARY = f"factledger/processors/compiled__mypyc{extension_suffix()}"

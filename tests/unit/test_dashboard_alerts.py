@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from factledger.dashboard import alerts, charts
+from factledger.dashboard import charts
+from factledger.dashboard.pages import alerts
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 RULE = {

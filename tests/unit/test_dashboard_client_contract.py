@@ -1,5 +1,5 @@
 """The dashboard's client types (dashboard/client.py) against the query API's response
-models (collector/api_models.py): every key the dashboard reads from an endpoint is one
+models (collector/api/models.py): every key the dashboard reads from an endpoint is one
 the API answers, with the same JSON type, all the way down.
 
 Types are compared as JSON shapes: a datetime, an enum and a Literal of strings are
@@ -20,7 +20,7 @@ import pytest
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, JsonValue
 
-from factledger.collector.api import router
+from factledger.collector.api.queries import router
 from factledger.dashboard import client
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from factledger.collector.views import rfc3339_ns
+from factledger.collector.api.views import rfc3339_ns
 from factledger.dashboard import figures
 from factledger.dashboard.figures import Totals, Window
 

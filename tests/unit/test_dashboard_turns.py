@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from factledger.dashboard import turns
+from factledger.dashboard.pages import turns
 
 LONG_REPLY = (
     "## Summary of changes - src/app/config.py now builds the path with pathlib.Path - "

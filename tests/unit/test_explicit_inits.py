@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from factledger.processors.assembler import AssembledTurn
-from factledger.processors.joins import CallTime, JoinKeys
+from factledger.processors.assembly.assembler import AssembledTurn
+from factledger.processors.assembly.joins import CallTime, JoinKeys
+from factledger.processors.assembly.turn_builder import TurnSpans
 from factledger.processors.model import ToolDefinition, Turn
 from factledger.processors.normalize.base import (
     AgentInvocation,
@@ -19,7 +20,6 @@ from factledger.processors.normalize.base import (
     ToolCallPart,
     ToolExecution,
 )
-from factledger.processors.turn_builder import TurnSpans
 
 CLASSES = [
     ToolCallPart,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.evidence.outcomes import result_is_error
 from factledger.processors.kinds import Kind, Outcome
-from factledger.processors.outcomes import result_is_error
 from factledger.processors.spans import SpanRecord
 
 from .span_turns import only_turn, record

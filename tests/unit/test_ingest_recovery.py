@@ -14,7 +14,7 @@ from factledger.collector.ingest.assembly import ReadBack
 from factledger.collector.ingest.memory import InMemoryStore
 from factledger.collector.ingest.recovery import Recovery
 from factledger.collector.metrics import Metrics
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 from factledger.processors.spans import SpanRecord
 from tests.unit.verdict_rows import verdict_row
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.ingest.watermark import StoredMark
-from factledger.collector.wal import WriteAheadLog
 
 
 class CountingLog:

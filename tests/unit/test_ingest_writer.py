@@ -13,11 +13,11 @@ import pytest
 from factledger.collector.ingest.admission import Backlog
 from factledger.collector.ingest.memory import InMemoryStore
 from factledger.collector.ingest.retry import InsertRetry, Writability
+from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.ingest.watermark import StoredMark
 from factledger.collector.ingest.writer import Batch, SpanWriter
 from factledger.collector.metrics import Metrics
 from factledger.collector.store import StoreError
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.spans import SpanRecord
 
 

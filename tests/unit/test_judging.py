@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from factledger.collector import otlp
-from factledger.collector.judging import Count, Judged, TurnJudge, drop_count
+from factledger.collector.judge.turn_judge import Count, Judged, TurnJudge, drop_count
 from factledger.collector.rows import FINDING_COLUMNS, TURN_COLUMNS
 from factledger.processors.judging.drops import Drop
 from factledger.processors.model import Turn, Verdict

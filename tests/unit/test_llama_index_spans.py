@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.evidence.outcomes import call_failed
 from factledger.processors.normalize.base import AgentInvocation, ToolExecution
 from factledger.processors.normalize.dispatch import normalize
-from factledger.processors.outcomes import call_failed
 from factledger.processors.spans import SpanEvent, SpanRecord
 
 from .span_turns import judged, only_turn, record

@@ -23,7 +23,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from factledger.processors.outcomes import call_failed
+from factledger.processors.evidence.outcomes import call_failed
 from factledger.processors.spans import SpanRecord
 
 from .span_turns import judged

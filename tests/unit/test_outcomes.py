@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from factledger.processors.evidence.outcomes import call_failed, call_succeeded, result_is_error
 from factledger.processors.model import ToolCall
-from factledger.processors.outcomes import call_failed, call_succeeded, result_is_error
 
 README = (
     "# errkit\n\nA small library for structured error handling.\n\n"

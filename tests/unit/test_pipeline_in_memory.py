@@ -13,10 +13,10 @@ import pytest
 from factledger.collector import otlp
 from factledger.collector.ingest.base import StoreUnavailable
 from factledger.collector.ingest.memory import InMemoryStore
+from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.store import StoreError
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import default_runner
 from tests.integration.otlp_turns import turn_request
 

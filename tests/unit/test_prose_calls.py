@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.evidence.prose_calls import find_prose_calls, parse_arguments
 from factledger.processors.model import ToolCall
-from factledger.processors.prose_calls import find_prose_calls, parse_arguments
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from factledger.collector.quarantine import NOTE_BYTES, QuarantiningRunner, TurnNote
+from factledger.collector.judge.quarantine import NOTE_BYTES, QuarantiningRunner, TurnNote
 from factledger.processors.model import Turn, Verdict
 from factledger.processors.runner import outcome_of
 

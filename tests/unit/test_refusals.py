@@ -16,9 +16,9 @@ import pytest
 
 import factledger.collector
 from factledger.collector import otlp
+from factledger.collector.ingest.refusal_http import RETRY_AFTER_SECONDS, refused
 from factledger.collector.metric_catalogue import CATALOGUE
 from factledger.collector.metrics import Metrics
-from factledger.collector.refusal_http import RETRY_AFTER_SECONDS, refused
 from factledger.collector.refusals import (
     RETRYABLE_GRPC,
     RETRYABLE_HTTP,

@@ -15,9 +15,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode, Tracer
 
 from factledger.evaluation import read_cases
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.errors import TranscriptError
 from factledger.processors.model import ToolCall, Turn
-from factledger.processors.transcript import turn_from_transcript
 from factledger.replay import traces_url, transcript_spans
 
 CORPUS = Path(__file__).parents[1] / "corpus"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from factledger.collector import otlp
-from factledger.collector.review_export import eval_case, expected, export_cases, otlp_request
+from factledger.collector.api.review_export import eval_case, expected, export_cases, otlp_request
 from factledger.collector.rows import SPAN_COLUMNS, span_row
 from factledger.evaluation import read_cases
 from factledger.processors.spans import SpanEvent, SpanRecord

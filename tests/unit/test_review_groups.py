@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from factledger.collector.review_groups import group_key, group_queue, reply_pattern
+from factledger.collector.api.review_groups import group_key, group_queue, reply_pattern
 
 
 @pytest.mark.parametrize(

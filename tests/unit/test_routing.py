@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.collector.routing import Router, route_key, worker_for
+from factledger.collector.judge.routing import Router, route_key, worker_for
 from factledger.processors.errors import ConfigError
 from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.spans import SpanRecord

@@ -29,11 +29,11 @@ from factledger.collector.rows import (
     span_row,
     turn_row,
 )
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.kinds import Kind, Outcome
 from factledger.processors.model import Finding, TextRange, Turn, Verdict
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import STATUS_ERROR, SpanEvent, SpanRecord
-from factledger.processors.transcript import turn_from_transcript
 from tests.unit.transcripts import Call, chat
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123_000, tzinfo=UTC)

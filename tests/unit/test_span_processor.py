@@ -11,7 +11,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from factledger.processors.assembler import AssembledTurn
+from factledger.processors.assembly.assembler import AssembledTurn
 from factledger.processors.model import Verdict
 from factledger.processors.span_processor import (
     FactLedgerSpanProcessor,

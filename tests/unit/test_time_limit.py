@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from factledger.collector.time_limit import TimeLimitedRunner
+from factledger.collector.judge.time_limit import TimeLimitedRunner
 from factledger.processors.model import Turn
 from factledger.processors.runner import ValidationRunner, default_validators
 from factledger.processors.settings import ValidationSettings

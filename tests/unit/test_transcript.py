@@ -9,16 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factledger.processors.errors import TranscriptError
-from factledger.processors.model import Turn
-from factledger.processors.nudges import NUDGE_MARKER
-from factledger.processors.outcomes import call_failed
-from factledger.processors.transcript import (
+from factledger.processors.assembly.transcript import (
     CONTEXT_WINDOW,
     content_text,
     transcript_digest,
     turn_from_transcript,
 )
+from factledger.processors.errors import TranscriptError
+from factledger.processors.evidence.outcomes import call_failed
+from factledger.processors.model import Turn
+from factledger.processors.nudges import NUDGE_MARKER
 
 SHA = "3f9a1c2e7b4d5a6c8e9f0a1b2c3d4e5f6a7b8c9d"
 NUDGE = f"{NUDGE_MARKER} — not a user message] Your previous reply names `{SHA}`."

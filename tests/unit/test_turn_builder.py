@@ -6,6 +6,14 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.assembly.turn_builder import (
+    TurnSpans,
+    awaits_tools,
+    build_turn,
+    final_step,
+    split_turns,
+    turn_id_for,
+)
 from factledger.processors.kinds import Kind
 from factledger.processors.model import ToolDefinition
 from factledger.processors.normalize.base import (
@@ -16,14 +24,6 @@ from factledger.processors.normalize.base import (
     ToolExecution,
 )
 from factledger.processors.runner import default_runner
-from factledger.processors.turn_builder import (
-    TurnSpans,
-    awaits_tools,
-    build_turn,
-    final_step,
-    split_turns,
-    turn_id_for,
-)
 
 SHA = "9d22a7cdeadbeef1"
 TRACE = "0af7651916cd43dd8448eb211c80319c"

@@ -10,14 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.processors.normalize.base import (
-    ChatMessage,
-    LlmStep,
-    ToolCallPart,
-    ToolExecution,
-)
-from factledger.processors.runner import default_runner
-from factledger.processors.turn_builder import (
+from factledger.processors.assembly.turn_builder import (
     ANONYMOUS_CALL_PREFIX,
     TurnSpans,
     awaits_tools,
@@ -25,6 +18,13 @@ from factledger.processors.turn_builder import (
     continues_turn,
     split_turns,
 )
+from factledger.processors.normalize.base import (
+    ChatMessage,
+    LlmStep,
+    ToolCallPart,
+    ToolExecution,
+)
+from factledger.processors.runner import default_runner
 
 ASK = ChatMessage("user", "What's the weather in Oslo and Rome?")
 SYSTEM = ChatMessage("system", "You are a weather agent.")

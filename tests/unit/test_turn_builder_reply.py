@@ -12,7 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from factledger.processors.assembler import TurnAssembler
+from factledger.processors.assembly.assembler import TurnAssembler
+from factledger.processors.assembly.turn_builder import TurnSpans, build_turn
 from factledger.processors.kinds import Kind
 from factledger.processors.model import ToolDefinition
 from factledger.processors.normalize.base import (
@@ -25,7 +26,6 @@ from factledger.processors.normalize.base import (
 from factledger.processors.nudges import NUDGE_MARKER
 from factledger.processors.runner import default_runner
 from factledger.processors.spans import SpanRecord
-from factledger.processors.turn_builder import TurnSpans, build_turn
 
 SHA = "9d22a7cdeadbeef1"
 ASK = (

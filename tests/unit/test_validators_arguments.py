@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from factledger.processors.grounding import Grounds, described_value_grounded
+from factledger.processors.evidence.grounding import Grounds, described_value_grounded
 from tests.unit.transcripts import Call, chat, kinds_of, tool
 
 KIND = "ungrounded_tool_argument"

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.runner import default_runner
-from factledger.processors.transcript import turn_from_transcript
 from tests.unit.transcripts import Call, chat, kinds_of
 
 LISTING = Call("list_files", {"path": "tests"}, result="tests/test_agent.py\ntests/test_tools.py\n")

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.model import Turn
-from factledger.processors.transcript import turn_from_transcript
 from factledger.processors.validators.stall import StallValidator
 from tests.unit.transcripts import kinds_of
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factledger.collector.wal import WalUnavailable, WriteAheadLog
+from factledger.collector.ingest.wal import WalUnavailable, WriteAheadLog
 
 
 class FullDisk:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.model import Turn
 from factledger.processors.runner import default_runner
-from factledger.processors.transcript import turn_from_transcript
 
 
 @dataclass

@@ -17,9 +17,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from factledger.collector.access import DEFAULT_TENANT, exposure_warning
 from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig, load_alert_config
-from factledger.collector.api import router as api_router
-from factledger.collector.api_alerts import router as alerts_router
-from factledger.collector.api_models import (
+from factledger.collector.api.alerts import router as alerts_router
+from factledger.collector.api.docs_pages import add_docs_pages
+from factledger.collector.api.models import (
     API_VERSION,
     RECEIVER_RESPONSES,
     ErrorBody,
@@ -28,17 +28,17 @@ from factledger.collector.api_models import (
     error_refs,
     error_responses,
 )
-from factledger.collector.api_reviews import router as reviews_router
-from factledger.collector.docs_pages import add_docs_pages
+from factledger.collector.api.queries import router as api_router
+from factledger.collector.api.readers import operator_scope, read_scope
+from factledger.collector.api.reviews import router as reviews_router
+from factledger.collector.ingest.receiver import bodies_in_flight
+from factledger.collector.ingest.receiver import router as receiver_router
+from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.private_dirs import private_directory
-from factledger.collector.readers import operator_scope, read_scope
-from factledger.collector.receiver import bodies_in_flight
-from factledger.collector.receiver import router as receiver_router
 from factledger.collector.service import CurrentIngest, CurrentService, Service
 from factledger.collector.store import Store, StoreConfig, StoreError
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
 from factledger.settings import ServiceSettings

@@ -1,7 +1,7 @@
 """The OTLP/HTTP edge as pure functions: bodies in, `SpanRecord`s and response bodies out.
 
 The receiver route calls, in order: `decompress`, `decode_request`, `encode_response`
-(or, on a refusal, `encode_status` through `collector.refusal_http`). Nothing here does
+(or, on a refusal, `encode_status` through `collector.ingest.refusal_http`). Nothing here does
 I/O or knows about FastAPI, so every OTLP rule is tested by calling a function with bytes.
 
 Errors, defined with every other refusal in `collector.refusals` (where each declares its

@@ -14,7 +14,7 @@ the record as its one event:
   `body` (a string as it is, bytes as UTF-8 text or base64, an array as JSON text);
 - span attributes: `LOG_RECORD_MARKER` (true) and the severity.
 
-The assembler (`processors.assembler`) folds the event into the span it names. Log spans
+The assembler (`processors.assembly.assembler`) folds the event into the span it names. Log spans
 then travel as trace spans: the receiver encodes them as an `ExportTraceServiceRequest`
 (`encode_trace_request`) and submits that, so the write-ahead log, its replay, the store
 and recovery handle one kind of body.

@@ -17,15 +17,15 @@ a request larger than the bound itself is refused for good (413). A
 failed insert is retried, never dropped: those spans were acknowledged. The log is
 released only up to the highest sequence number below which every record is stored.
 
-Assembly and validation (`collector.judging.TurnJudge`) run in worker processes by
-default (`collector.judge_worker`; one unless `judge_workers` says more), so they do not
+Assembly and validation (`collector.judge.turn_judge.TurnJudge`) run in worker processes by
+default (`collector.judge.worker_process`; one unless `judge_workers` says more), so they do not
 share the GIL with receiving and storing; this process keeps every store access and
-inserts the rows the workers send back. With several workers, `collector.routing` sends
+inserts the rows the workers send back. With several workers, `collector.judge.routing` sends
 every span of a trace, and every trace of a conversation, to the same worker. A worker
 that dies is restarted, and the turns it held are read back from the store (spans stored
 that no verdict holds, with the verdicts already stored for their traces; those routed
 to a worker still alive are left to it) and judged, as after a restart of the service;
-a turn whose validation hung a worker is stored unvalidated (`collector.quarantine`).
+a turn whose validation hung a worker is stored unvalidated (`collector.judge.quarantine`).
 That reading back covers every trace still owed a verdict, however long the outage (up
 to the retention), oldest first, a page at a time in a thread of its own while new
 requests are taken.
@@ -62,20 +62,20 @@ from factledger.collector.ingest.base import (
 from factledger.collector.ingest.recovery import RECOVERY_PAGE_TRACES, Recovery
 from factledger.collector.ingest.retry import BatchHalving, Insert, InsertRetry, Send, Writability
 from factledger.collector.ingest.sink import PipelineStore
+from factledger.collector.ingest.wal import WalUnavailable, WriteAheadLog
 from factledger.collector.ingest.watermark import StoredMark
 from factledger.collector.ingest.writer import Batch, SpanWriter
 from factledger.collector.judge.base import FlushRequest, Judging, process_turns
 from factledger.collector.judge.hang_watch import HANG_SECONDS
 from factledger.collector.judge.in_thread import ThreadJudging
 from factledger.collector.judge.results import VERDICT_DELAY, VERDICT_DELAY_BUCKETS, VerdictWriter
+from factledger.collector.judge.routing import Router
+from factledger.collector.judge.turn_judge import TurnJudge
+from factledger.collector.judge.worker_process import WorkerConfig
 from factledger.collector.judge.workers import WorkerJudging
-from factledger.collector.judge_worker import WorkerConfig
-from factledger.collector.judging import TurnJudge
 from factledger.collector.metrics import Metrics
 from factledger.collector.redaction import Redactor
-from factledger.collector.routing import Router
 from factledger.collector.thread_names import named
-from factledger.collector.wal import WalUnavailable, WriteAheadLog
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -100,7 +100,7 @@ class Pipeline:
     can and is safe to call twice. An `Ingest` for the receiver.
 
     `judge_workers` judge worker processes share the judging, each span routed by
-    `router` (default: `collector.routing.Router`; with one worker nothing is routed).
+    `router` (default: `collector.judge.routing.Router`; with one worker nothing is routed).
     With `judge_in_worker=False` turns are judged in the turn-processor thread instead of
     a worker process (the only mode where `clock` reaches the turn assembler; a worker
     process keeps its own monotonic clock), and `judge_workers` does not apply."""

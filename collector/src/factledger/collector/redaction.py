@@ -42,9 +42,9 @@ import re2  # type: ignore[import-untyped]  # google-re2 ships no type informati
 
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
+from factledger.processors.evidence.outcomes import call_succeeded
 from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.normalize.values import CONVERSATION_KEYS
-from factledger.processors.outcomes import call_succeeded
 from factledger.processors.spans import SpanRecord
 
 MIN_SCAN_CHARS = 6

@@ -1,7 +1,7 @@
 """Every way an export request is refused whole, each class declaring its outcome once.
 
 A `Refusal` is raised where the refusal is decided (the receiver's checks, the OTLP edge,
-the pipeline, the write-ahead log) and answered in one place (`collector.refusal_http`;
+the pipeline, the write-ahead log) and answered in one place (`collector.ingest.refusal_http`;
 a gRPC receiver would read the same `Outcome`). Its `Outcome` says whether the sender
 should send the request again, the HTTP status, the gRPC status (also the
 `google.rpc.Status` code of the HTTP error body), and the `reason` label of

@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from ..processors.evidence.outcomes import call_succeeded
 from ..processors.kinds import SUSPICION_CLASS, Severity
 from ..processors.model import Finding, ToolCall, Turn, Verdict
 from ..processors.normalize.json_text import loads
-from ..processors.outcomes import call_succeeded
 from ..processors.spans import SpanEvent, SpanRecord
 
 SPAN_COLUMNS: tuple[str, ...] = (
@@ -354,7 +354,8 @@ def span_from_row(row: Mapping[str, Any]) -> SpanRecord:
 
 def tool_call_json(call: ToolCall) -> dict[str, Any]:
     """One entry of a turn's ToolCalls column. `ok` is the system's record of success
-    (`processors.outcomes.call_succeeded`); `origin` "prose" marks a call that never ran."""
+    (`processors.evidence.outcomes.call_succeeded`); `origin` "prose" marks a call that
+    never ran."""
     return {
         "name": call.name,
         "call_id": call.call_id,

@@ -6,8 +6,8 @@ FactLedgerError
  ├── Refusal              an export request refused whole (collector.refusals: each
  │                        declares retryable, HTTP status, gRPC status, metric reason)
  ├── StoreError           a ClickHouse call failed (collector.store)
- ├── WorkerDied           a judge worker process is gone (collector.judge_worker)
- ├── TurnTimeLimit        judging a turn took too long (collector.time_limit)
+ ├── WorkerDied           a judge worker process is gone (collector.judge.worker_process)
+ ├── TurnTimeLimit        judging a turn took too long (collector.judge.time_limit)
  ├── UndeclaredMetric     a metric the catalogue lacks (collector.metrics)
  ├── ExportError          a replay export failed (factledger.replay)
  ├── PortUnavailable      a port cannot be bound (factledger.ports)

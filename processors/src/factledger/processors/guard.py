@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from factledger.processors.assembly.transcript import turn_from_transcript
+
 from .kinds import Outcome, Severity
 from .model import Finding, Turn, Verdict
 from .nudges import build_nudge
 from .runner import ValidationRunner, default_runner
-from .transcript import turn_from_transcript
 from .validators.identifiers import user_quoted_identifiers
 
 

@@ -58,12 +58,12 @@ class ToolCall:
 
     `result` is None when no result was recorded (the call never ran, or its result was
     not captured). `error` is the explicit error mark of the source (span status ERROR,
-    `is_error`); payload-level errors are recognised by `processors.outcomes`.
+    `is_error`); payload-level errors are recognised by `processors.evidence.outcomes`.
     `origin="prose"` marks a call the model only wrote out as text: it never ran.
     `origin="framework"` marks a call the framework wrote into the history itself (no
     model requested it, no tool ran it: langgraph-supervisor's hand-back to the lead).
     `answer` marks a call that delivered the reply (a terminal answer tool such as
-    smolagents' `final_answer`, see `processors.answer_tools`): it is the reply, so it is
+    smolagents' `final_answer`, see `processors.evidence.answer_tools`): it is the reply, so it is
     neither evidence for it nor an action of the turn.
     """
 

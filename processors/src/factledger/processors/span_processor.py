@@ -20,7 +20,8 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
-from .assembler import AssembledTurn, Normalizer
+from factledger.processors.assembly.assembler import AssembledTurn, Normalizer
+
 from .judging.core import Judgement, JudgingCore
 from .judging.drops import Drop
 from .model import Verdict

@@ -9,7 +9,7 @@ import queue
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 from factledger.processors.spans import SpanRecord
 
 ASSEMBLY_CHUNK = 500

@@ -11,7 +11,7 @@ Refusals (defined in `collector.refusals`, re-exported here)::
     RequestTooLarge     more spans than the backlog may ever hold             413
     PipelineClosed      shutting down                                         503
     StoreUnavailable    the store cannot write now; what was taken is held    503
-    WalUnavailable      (collector.wal) the log cannot be written             503
+    WalUnavailable      (collector.ingest.wal) the log cannot be written             503
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any
 from factledger.collector.rows import FINDING_COLUMNS, SPAN_COLUMNS, TURN_COLUMNS, epoch_ms
 from factledger.collector.store import StoreError
 from factledger.collector.store.recovery import OwedTrace
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 
 from .sink import Rows
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 from factledger.collector import rows
 from factledger.collector.metrics import Metrics
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 from factledger.processors.spans import SpanRecord
 
 from .admission import Backlog

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from factledger.collector.store.recovery import OwedTrace
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 
 Rows = Sequence[Sequence[Any]]
 """A batch of rows for one table, in that table's column order."""

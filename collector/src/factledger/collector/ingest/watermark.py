@@ -15,7 +15,7 @@ from typing import Protocol
 
 
 class SequencedLog(Protocol):
-    """The part of `collector.wal.WriteAheadLog` the mark watches."""
+    """The part of `collector.ingest.wal.WriteAheadLog` the mark watches."""
 
     @property
     def last_seq(self) -> int:

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from factledger.collector import rows
+from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.redaction import Redactor
-from factledger.collector.wal import WriteAheadLog
 from factledger.processors.spans import SpanRecord
 
 from .admission import Backlog

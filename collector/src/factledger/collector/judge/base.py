@@ -1,7 +1,7 @@
 """The seam between the pipeline and the judging of turns, and the turn processor loop.
 
 A `Judging` takes what waits for assembly (`collector.ingest.assembly`), judges the turns
-that are due (`collector.judging.TurnJudge`), and stores their verdicts. Two kinds:
+that are due (`collector.judge.turn_judge.TurnJudge`), and stores their verdicts. Two kinds:
 `ThreadJudging` judges in the turn-processor thread itself; `WorkerJudging` hands the
 spans to judge worker processes and stores what they send back. Either answers a
 `FlushRequest` (judge every open turn now) once every judge of it has.

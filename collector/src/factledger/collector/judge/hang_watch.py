@@ -4,7 +4,7 @@ Its judging is then stuck where the turn time limit cannot reach (inside C code)
 thread of its own, because the turn processor may itself be blocked sending to that
 worker. The kill ends the worker; the turn processor sees it die, restarts it and
 recovers the turns it held, and the turn it was validating is quarantined
-(`collector.quarantine`): the next worker stores it unvalidated.
+(`collector.judge.quarantine`): the next worker stores it unvalidated.
 
 A worker that begins or ends a turn between two looks is moving, however long its batch
 takes to answer: silence counts from the last such change.
@@ -17,9 +17,9 @@ import threading
 from collections.abc import Sequence
 from typing import Protocol
 
-from factledger.collector.judge_worker import JudgeWorker
+from factledger.collector.judge.quarantine import MAX_QUARANTINED
+from factledger.collector.judge.worker_process import JudgeWorker
 from factledger.collector.metrics import Metrics
-from factledger.collector.quarantine import MAX_QUARANTINED
 
 log = logging.getLogger("factledger.pipeline")
 
@@ -54,7 +54,7 @@ class HangWatch:
         self._stop = stop
         self._hang_seconds = hang_seconds
         self.quarantined: tuple[str, ...] = ()
-        """Turns that stopped a worker (see `collector.quarantine`), oldest first. Replaced,
+        """Turns that stopped a worker (see `collector.judge.quarantine`), oldest first. Replaced,
         not mutated: the turn processor reads it at a worker's next start."""
 
     def run(self) -> None:

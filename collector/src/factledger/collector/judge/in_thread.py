@@ -10,7 +10,7 @@ import queue
 from collections.abc import Callable, Sequence
 
 from factledger.collector.ingest.assembly import ASSEMBLY_CHUNK, AssemblyItem, ReadBack
-from factledger.collector.judging import Judged, TurnJudge
+from factledger.collector.judge.turn_judge import Judged, TurnJudge
 
 from .base import FlushRequest
 from .results import VerdictWriter

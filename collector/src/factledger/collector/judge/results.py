@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from factledger.collector import rows
 from factledger.collector.ingest.admission import Backlog
 from factledger.collector.ingest.retry import Send
-from factledger.collector.judging import Judged
+from factledger.collector.judge.turn_judge import Judged
 from factledger.collector.metric_catalogue import VERDICT_DELAY as VERDICT_DELAY
 from factledger.collector.metric_catalogue import VERDICT_DELAY_BUCKETS as VERDICT_DELAY_BUCKETS
 from factledger.collector.metrics import Metrics

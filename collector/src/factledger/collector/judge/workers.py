@@ -1,8 +1,8 @@
-"""Judging in worker processes (`collector.judge_worker`), so that assembly and validation
+"""Judging in worker processes (`collector.judge.worker_process`), so that assembly and validation
 do not share the GIL with receiving and storing; this process keeps every store access
 and inserts the rows the workers send back.
 
-With several workers, `collector.routing` sends every span of a trace, and every trace
+With several workers, `collector.judge.routing` sends every span of a trace, and every trace
 of a conversation, to the same worker. A worker that dies is restarted (after a wait that
 grows while it keeps dying), and the turns it held are read back from the store by
 recovery: those routed to a worker still alive are left to it. A worker that hangs is
@@ -21,11 +21,16 @@ from dataclasses import dataclass, field, replace
 
 from factledger.collector.ingest.admission import Backlog
 from factledger.collector.ingest.assembly import ASSEMBLY_CHUNK, AssemblyItem, ReadBack
-from factledger.collector.judge_worker import JudgeWorker, WorkerConfig, WorkerDied, answering
-from factledger.collector.judging import Judged, drop_count
+from factledger.collector.judge.routing import Router
+from factledger.collector.judge.turn_judge import Judged, drop_count
+from factledger.collector.judge.worker_process import (
+    JudgeWorker,
+    WorkerConfig,
+    WorkerDied,
+    answering,
+)
 from factledger.collector.metrics import Metrics
-from factledger.collector.routing import Router
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 from factledger.processors.judging.drops import Drop
 from factledger.processors.spans import SpanRecord
 
@@ -167,7 +172,7 @@ class WorkerJudging:
 
     def _route_assembly(self) -> None:
         """Move what waits for assembly into the workers' outboxes, each span to the
-        worker its trace is routed to (`collector.routing`)."""
+        worker its trace is routed to (`collector.judge.routing`)."""
         while True:
             try:
                 item = self._assembly.get_nowait()

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 
 from ..rows import epoch_ms
 from .connection import Connection

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..api.views import max_score
 from ..rows import epoch_ms, from_epoch_ms
-from ..views import max_score
 from .connection import Connection
 from .sql import (
     LATEST,

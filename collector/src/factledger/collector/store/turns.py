@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..api.views import finding_view, max_score, span_view, tool_call_view
 from ..rows import epoch_ms, from_epoch_ms
-from ..views import finding_view, max_score, span_view, tool_call_view
 from .connection import Connection
 from .sql import (
     LATEST,

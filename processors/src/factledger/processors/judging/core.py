@@ -7,7 +7,7 @@
 
 Every runner drives this one object and only carries spans to it and verdicts away: the
 span processor on its worker thread, the service's turn processor in its own thread or in
-a judge worker process (through `collector.judging.TurnJudge`, which makes the verdicts
+a judge worker process (through `collector.judge.turn_judge.TurnJudge`, which makes the verdicts
 rows). What the core sets aside is counted by one set of reasons (`judging.drops`).
 
 A re-sent span is ignored (`duplicate`); a span that arrives after its turn was judged
@@ -28,7 +28,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..assembler import AssembledTurn, Normalizer, PriorVerdict, TurnAssembler
+from factledger.processors.assembly.assembler import (
+    AssembledTurn,
+    Normalizer,
+    PriorVerdict,
+    TurnAssembler,
+)
+
 from ..model import Turn, Verdict
 from ..spans import SpanRecord
 from .drops import Drop, DropTally

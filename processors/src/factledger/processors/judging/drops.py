@@ -1,7 +1,7 @@
 """Why spans or turns were set aside, named once for every runner of the judging core.
 
 The span processor reports these names as the keys of its `drops`; the service counts
-them in /metrics (`collector.judging.drop_count` says under which counter), so a reason
+them in /metrics (`collector.judge.turn_judge.drop_count` says under which counter), so a reason
 means the same wherever it is read.
 """
 

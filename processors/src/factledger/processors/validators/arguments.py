@@ -2,7 +2,7 @@
 
 An argument is grounded when the conversation (the recent user and assistant messages,
 every user message of the session, the system prompt) or an earlier tool result contains
-it, as `processors.grounding` decides, or when the parameter's description pairs it with
+it, as `processors.evidence.grounding` decides, or when the parameter's description pairs it with
 a word the user gave ("1 for Bangkok"). The finding is for values that look up or act on
 existing things (ids, recipients, paths read, accounts, order numbers). Not checked:
 
@@ -30,16 +30,17 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..grounding import (
+from factledger.processors.evidence.grounding import (
     Grounds,
     described_value_grounded,
     different_script,
     member_grounded,
     value_grounded,
 )
+from factledger.processors.evidence.outcomes import call_succeeded
+
 from ..kinds import Kind
 from ..model import Finding, ToolCall, Turn
-from ..outcomes import call_succeeded
 from ..text import contains_token
 from .base import finding
 from .tool_calls import resolve_tool

@@ -4,7 +4,7 @@
   agent was not offered.
 - `citation_uncalled_tool`: the cited tool was offered but not called in this turn.
 - `unfetched_citation`: a source (URL or source id) cited as evidence that no fetch-type
-  tool of the session retrieved (`processors.fetches`). Search results are not evidence:
+  tool of the session retrieved (`processors.evidence.fetches`). Search results are not evidence:
   a URL seen only in a search result's snippet was never read. A plain link list relays
   what a tool showed: a URL in it is backed by any tool result of the session that holds
   it. URLs in code and URLs given as a place to go ("Go to …") are not cited.
@@ -16,9 +16,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from factledger.processors.evidence.fetches import fetched_text, session_fetches
+
 from ..claims import BLOCKS_CLAIM
 from ..code_regions import in_spans, reply_code_spans
-from ..fetches import fetched_text, session_fetches
 from ..identifiers import Shape, is_place_to_go
 from ..kinds import Kind
 from ..limits import bounded_finditer

@@ -6,7 +6,7 @@
 - `summary_without_action`: a recap of work ("Summary of changes") in a turn with no call.
 
 A claim is backed by a successful call of the session whose name the claim's rule names,
-or by an open-ended call (a delegation, an executor, a browser: `processors.call_reach`)
+or by an open-ended call (a delegation, an executor, a browser: `processors.evidence.call_reach`)
 whose record relates to it. A passive claim is also no claim of the agent's when the
 system recorded that state, or when it restates the request ("the word that was deleted").
 Content presented as retrieved from a source ("according to the Wikipedia page", "the
@@ -20,7 +20,9 @@ import re
 from collections.abc import Sequence
 from functools import cached_property
 
-from ..call_reach import Reach, object_words, reach, record_keywords
+from factledger.processors.evidence.call_reach import Reach, object_words, reach, record_keywords
+from factledger.processors.evidence.outcomes import call_failed, call_succeeded
+
 from ..claim_rules import ClaimRules
 from ..claims import BLOCKS_CLAIM as _BLOCKS_CLAIM
 from ..claims import Claim, ClaimMatcher
@@ -28,7 +30,6 @@ from ..code_regions import code_lines_of, code_regions, inside
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn
-from ..outcomes import call_failed, call_succeeded
 from ..text import claim_scope, clause_prefix, is_question, sentence_around
 from .base import NO_SUCCESSFUL_CALL, NO_TOOL_CALLS, finding
 
@@ -123,7 +124,7 @@ class ClaimValidator:
 
 
 class _Record:
-    """The open-ended calls' records of a turn, read once (see `processors.call_reach`),
+    """The open-ended calls' records of a turn, read once (see `processors.evidence.call_reach`),
     and what its successful calls returned."""
 
     def __init__(self, turn: Turn, succeeded: list[ToolCall]) -> None:

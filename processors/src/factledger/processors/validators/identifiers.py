@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from factledger.processors.evidence.fetches import fetched_arguments
+
 from ..code_regions import in_spans, reply_code_spans
-from ..fetches import fetched_arguments
 from ..identifiers import (
     Identifier,
     Shape,

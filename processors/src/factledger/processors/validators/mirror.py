@@ -21,12 +21,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from factledger.processors.evidence.outcomes import result_is_error, structured_payload
+
 from ..codeish import code_names
 from ..identifiers import extract_identifiers
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, MAX_MATCHES_PER_PATTERN
 from ..model import Finding, Turn
-from ..outcomes import result_is_error, structured_payload
 from ..text import PhraseMatcher, sentence_around
 from .base import finding
 

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Query, Request
 
 from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig
-from factledger.collector.api_models import AlertRules, Alerts, error_responses
-from factledger.collector.readers import ReadTenant
+from factledger.collector.api.models import AlertRules, Alerts, error_responses
+from factledger.collector.api.readers import ReadTenant
 from factledger.collector.service import service_of
 from factledger.collector.store import Store
 

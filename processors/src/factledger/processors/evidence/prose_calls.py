@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .model import ToolCall
+from factledger.processors.model import ToolCall
 
 # A JSON object whose first key names a tool. Anchoring on the key keeps the scan linear:
 # only these positions are handed to the JSON decoder, and at most _MAX_CALLS of them.

@@ -2,7 +2,7 @@
 
 `TurnJudge` drives the judging core (`processors.judging.core`: assembly and validation)
 and shapes its verdicts into rows, without any I/O, so the same code runs in the
-pipeline's thread or in a worker process (`collector.judge_worker`). What it would count
+pipeline's thread or in a worker process (`collector.judge.worker_process`). What it would count
 in /metrics comes back as `Count` values in its result, for the process that owns the
 metrics to apply; the core's drop reasons map onto counters in `drop_count`.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from factledger.collector import rows
 from factledger.collector.redaction import Redactor
-from factledger.processors.assembler import AssembledTurn, PriorVerdict
+from factledger.processors.assembly.assembler import AssembledTurn, PriorVerdict
 from factledger.processors.judging.core import JudgedTurn, JudgingCore, TurnValidator
 from factledger.processors.judging.drops import ASSEMBLY_DROPS, TURN_DROPS, Drop
 from factledger.processors.model import Verdict

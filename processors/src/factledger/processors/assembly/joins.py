@@ -34,14 +34,14 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from .normalize.base import ChatMessage, LlmStep, ToolCallPart
-from .normalize.values import is_response_id
-from .turn_builder import (
+from factledger.processors.assembly.turn_builder import (
     continues_turn,
     extend_fingerprints,
     last_user_index,
     prefix_fingerprints,
 )
+from factledger.processors.normalize.base import ChatMessage, LlmStep, ToolCallPart
+from factledger.processors.normalize.values import is_response_id
 
 JOIN_SLACK_SECONDS = 300.0
 """How much longer than the assembler's maximum wait two calls may lie apart and still be

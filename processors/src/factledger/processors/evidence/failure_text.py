@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .claim_rules import alternation, load_claim_rules
+from factledger.processors.claim_rules import alternation, load_claim_rules
 
 SHORT_LINES = 12
 SHORT_CHARS = 1_500

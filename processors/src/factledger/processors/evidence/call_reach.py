@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from .model import ToolCall, ToolDefinition
+from factledger.processors.model import ToolCall, ToolDefinition
 
 CallKind = Literal["delegation", "executor", "browser", "named"]
 

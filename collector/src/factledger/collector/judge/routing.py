@@ -1,8 +1,8 @@
 """Which judge worker a span goes to, so that every span of one conversation meets in one.
 
-Each judge worker process assembles turns on its own (`collector.judge_worker`), so what
+Each judge worker process assembles turns on its own (`collector.judge.worker_process`), so what
 turn assembly puts together must reach the same worker: the spans of a trace, and the
-per-call traces of one conversation that are joined into one turn (`processors.joins`).
+per-call traces of one conversation that are joined into one turn (`processors.assembly.joins`).
 The routing key of a trace is:
 
 - its conversation id, scoped to the tenant, when one of its spans carries one (the

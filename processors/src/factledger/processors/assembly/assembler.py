@@ -11,7 +11,7 @@ hand-off) has no reply and is judged with an empty one, its calls still checked,
 with an earlier step's text (`turn_builder.final_step`).
 
 Agents whose every LLM call is its own trace (common with OpenInference) are joined up,
-on evidence only (`processors.joins`): a call joins an earlier call's group when its
+on evidence only (`processors.assembly.joins`): a call joins an earlier call's group when its
 input carries the earlier call's input and its own output (text or tool calls), with no
 new user request in between; when it hands back tool results answering the earlier
 call's tool calls, by call id (`turn_builder.continues_turn`); or when it has the same
@@ -59,12 +59,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
-from .joins import JOIN_SLACK_SECONDS, NO_JOIN, CallTime, JoinIndex, JoinKeys, join_keys
-from .judging.drops import Drop
-from .model import Turn
-from .normalize.base import AgentInvocation, LlmStep, NormalizedSpan, ToolExecution
-from .spans import SpanEvent, SpanRecord, is_log_span
-from .turn_builder import (
+from factledger.processors.assembly.joins import (
+    JOIN_SLACK_SECONDS,
+    NO_JOIN,
+    CallTime,
+    JoinIndex,
+    JoinKeys,
+    join_keys,
+)
+from factledger.processors.assembly.turn_builder import (
     TurnSpans,
     awaits_tools,
     build_turn,
@@ -72,6 +75,15 @@ from .turn_builder import (
     responses_chain,
     split_turns,
 )
+from factledger.processors.judging.drops import Drop
+from factledger.processors.model import Turn
+from factledger.processors.normalize.base import (
+    AgentInvocation,
+    LlmStep,
+    NormalizedSpan,
+    ToolExecution,
+)
+from factledger.processors.spans import SpanEvent, SpanRecord, is_log_span
 
 Normalizer: TypeAlias = Callable[[SpanRecord], NormalizedSpan | None]
 
@@ -264,7 +276,7 @@ class TurnAssembler:
         max_log_events: int = MAX_LOG_EVENTS_PER_SPAN,
     ) -> None:
         if normalizer is None:
-            from .normalize.dispatch import normalize
+            from factledger.processors.normalize.dispatch import normalize
 
             normalizer = normalize
         self._normalize = normalizer

@@ -32,7 +32,7 @@ body within `max_body_bytes` is never refused for good.
 
 Capacity and authorization are checked before the body is read. Every refusal is a
 `collector.refusals.Refusal` raised where it is decided, whose declared outcome gives its
-status, body code and metric reason; `collector.refusal_http` answers all of them. Replies
+status, body code and metric reason; `collector.ingest.refusal_http` answers all of them. Replies
 use the request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
 bearer token picks the tenant written into every row of the request's spans
 (`collector.access`).
@@ -49,11 +49,11 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from factledger.collector import otlp, otlp_logs
-from factledger.collector.api_models import LOGS_RESPONSES
+from factledger.collector.api.models import LOGS_RESPONSES
 from factledger.collector.ingest.base import Ingest
+from factledger.collector.ingest.refusal_http import RETRY_AFTER_SECONDS as RETRY_AFTER_SECONDS
+from factledger.collector.ingest.refusal_http import refused
 from factledger.collector.metrics import Metrics
-from factledger.collector.refusal_http import RETRY_AFTER_SECONDS as RETRY_AFTER_SECONDS
-from factledger.collector.refusal_http import refused
 from factledger.collector.refusals import BodiesInFlight as BodiesInFlight
 from factledger.collector.refusals import BodyTimeout as BodyTimeout
 from factledger.collector.refusals import (

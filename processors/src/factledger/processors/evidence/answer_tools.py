@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .model import ToolCall
-from .normalize.base import AgentInvocation, LlmStep, ToolExecution
+from factledger.processors.model import ToolCall
+from factledger.processors.normalize.base import AgentInvocation, LlmStep, ToolExecution
 
 ANSWER_TOOLS = frozenset({"final_answer"})
 """Tools that always end the run with the answer as their input (smolagents)."""

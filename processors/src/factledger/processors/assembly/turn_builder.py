@@ -41,14 +41,20 @@ from dataclasses import dataclass, replace
 from json.encoder import encode_basestring
 from typing import Any
 
-from .answer_tools import delivered_answer, with_answer_calls
-from .call_reach import call_kind
-from .model import ToolCall, ToolDefinition, Turn
-from .normalize.base import AgentInvocation, ChatMessage, LlmStep, ToolCallPart, ToolExecution
-from .normalize.values import is_response_id
-from .nudges import is_framework_nudge
-from .prose_calls import parse_arguments
-from .transcript import TranscriptTurn, read_transcript
+from factledger.processors.assembly.transcript import TranscriptTurn, read_transcript
+from factledger.processors.evidence.answer_tools import delivered_answer, with_answer_calls
+from factledger.processors.evidence.call_reach import call_kind
+from factledger.processors.evidence.prose_calls import parse_arguments
+from factledger.processors.model import ToolCall, ToolDefinition, Turn
+from factledger.processors.normalize.base import (
+    AgentInvocation,
+    ChatMessage,
+    LlmStep,
+    ToolCallPart,
+    ToolExecution,
+)
+from factledger.processors.normalize.values import is_response_id
+from factledger.processors.nudges import is_framework_nudge
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 

@@ -16,11 +16,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import TranscriptError
-from .model import Message, ToolCall, ToolDefinition, Turn
-from .normalize.values import is_mapping
-from .nudges import is_framework_nudge
-from .prose_calls import find_prose_calls, parse_arguments
+from factledger.processors.errors import TranscriptError
+from factledger.processors.evidence.prose_calls import find_prose_calls, parse_arguments
+from factledger.processors.model import Message, ToolCall, ToolDefinition, Turn
+from factledger.processors.normalize.values import is_mapping
+from factledger.processors.nudges import is_framework_nudge
 
 CONTEXT_WINDOW = 10
 """Conversation messages before the turn that count as known for identifiers (the usual

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .model import ToolCall, Turn
-from .outcomes import call_succeeded
+from factledger.processors.evidence.outcomes import call_succeeded
+from factledger.processors.model import ToolCall, Turn
 
 _FETCH_TOOL = re.compile(
     r"fetch|http_get|get_url|browse|read_url|open_url|open_page|scrape|crawl|download|kb_read|"

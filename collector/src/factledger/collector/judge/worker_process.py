@@ -44,11 +44,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
-from factledger.collector.judging import Count, Judged, TurnJudge
-from factledger.collector.quarantine import QuarantiningRunner, TurnNote
+from factledger.collector.judge.quarantine import QuarantiningRunner, TurnNote
+from factledger.collector.judge.time_limit import DEFAULT_TURN_SECONDS, TimeLimitedRunner
+from factledger.collector.judge.turn_judge import Count, Judged, TurnJudge
 from factledger.collector.redaction import Redactor
-from factledger.collector.time_limit import DEFAULT_TURN_SECONDS, TimeLimitedRunner
-from factledger.processors.assembler import PriorVerdict
+from factledger.processors.assembly.assembler import PriorVerdict
 from factledger.processors.errors import FactLedgerError
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
@@ -285,7 +285,9 @@ def answering(workers: Sequence[JudgeWorker], timeout: float) -> list[JudgeWorke
 
 # --- the child process ---------------------------------------------------------------------
 
-_CHILD = "import sys; from factledger.collector.judge_worker import main; main(sys.argv[1:])"
+_CHILD = (
+    "import sys; from factledger.collector.judge.worker_process import main; main(sys.argv[1:])"
+)
 
 
 def main(argv: Sequence[str]) -> None:

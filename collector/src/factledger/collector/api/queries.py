@@ -2,7 +2,7 @@
 
 The dashboard and every other reader use this API; none of them open the store. Handlers
 are plain functions run in FastAPI's thread pool, since store calls block. Each returns a
-model of `collector.api_models` and declares the statuses it answers besides 200 and 422:
+model of `collector.api.models` and declares the statuses it answers besides 200 and 422:
 403 where it reads a tenant, 404 where it names a turn (the app declares 401, 500 and 503
 for every route of the router). Every 422, also the ones raised here, has FastAPI's
 validation-error shape.
@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from factledger.collector import rows
-from factledger.collector.api_models import (
+from factledger.collector.api.models import (
     RejectRate,
     ReviewCreated,
     ReviewPrecision,
@@ -37,7 +37,7 @@ from factledger.collector.api_models import (
     error_responses,
     query_error,
 )
-from factledger.collector.readers import ReadTenant, Scope
+from factledger.collector.api.readers import ReadTenant, Scope
 from factledger.collector.service import service_of
 
 router = APIRouter(tags=["query"])

@@ -18,10 +18,10 @@ from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from factledger.collector import rows
-from factledger.collector.api_models import error_responses
-from factledger.collector.readers import ReadTenant
-from factledger.collector.review_export import export_cases
-from factledger.collector.review_groups import MAX_PATTERN_CHARS, group_queue
+from factledger.collector.api.models import error_responses
+from factledger.collector.api.readers import ReadTenant
+from factledger.collector.api.review_export import export_cases
+from factledger.collector.api.review_groups import MAX_PATTERN_CHARS, group_queue
 from factledger.collector.service import service_of
 from factledger.collector.store import MAX_REVIEW_EXPORT, Store
 

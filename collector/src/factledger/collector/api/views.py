@@ -1,7 +1,7 @@
 """Stored values as the query API shows them: pure functions, no store, no HTTP.
 
 The store keeps what the validators wrote; readers get one consistent shape of it (the
-models in `collector.api_models`), whenever the row was written:
+models in `collector.api.models`), whenever the row was written:
 
 - a finding's `class` is one of `kinds.HALLUCINATION_CLASSES`, or None for a kind without a class
   (`validator_error`);

@@ -469,7 +469,7 @@ RECEIVER_RESPONSES: dict[int | str, dict[str, Any]] = {
     415: _otlp(RpcStatus, "media type or content encoding not supported"),
     503: _otlp(RpcStatus, "pipeline full, shutting down or the store cannot write; retry"),
 }
-"""What POST /v1/traces answers (collector/receiver.py's status table), in the request's
+"""What POST /v1/traces answers (collector/ingest/receiver.py's status table), in the request's
 media type: JSON as below, protobuf for a protobuf request."""
 
 

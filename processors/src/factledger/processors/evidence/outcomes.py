@@ -41,11 +41,11 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .call_reach import call_kind
-from .claim_rules import reads_only
-from .failure_text import opens_with_error, text_reports_failure
-from .model import ToolCall
-from .normalize import json_text
+from factledger.processors.claim_rules import reads_only
+from factledger.processors.evidence.call_reach import call_kind
+from factledger.processors.evidence.failure_text import opens_with_error, text_reports_failure
+from factledger.processors.model import ToolCall
+from factledger.processors.normalize import json_text
 
 _ERROR_KEYS = ("error", "error_code", "errors", "error_message", "exception", "fault")
 _ERROR_DESCRIPTOR = ("error_type", "error_details")
@@ -83,7 +83,7 @@ def call_succeeded(call: ToolCall) -> bool:
 def result_is_error(text: str, *, acting: bool = True) -> bool:
     """Recognise an error payload in a tool's result text (memoised: several validators
     ask about the same results of a turn). `acting`: the call acts, so its text's words
-    about the action count (`processors.failure_text`); a reading call's text only fails
+    about the action count (`processors.evidence.failure_text`); a reading call's text only fails
     it by an error mark or status."""
     stripped = text.strip()
     if not stripped:

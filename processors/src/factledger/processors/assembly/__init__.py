@@ -1,0 +1,1 @@
+"""Turn assembly: spans (or a transcript) in, whole turns out."""

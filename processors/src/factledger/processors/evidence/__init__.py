@@ -1,0 +1,1 @@
+"""What the trace records: whether calls succeeded, what they fetched and reached."""
