@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from ..processors.kinds import Severity
-from ..processors.model import Finding, ToolCall, Turn, Verdict
-from ..processors.normalize.json_text import loads
-from ..processors.outcomes import call_succeeded
-from ..processors.spans import SpanEvent, SpanRecord
+from factledger.processors.kinds import Severity
+from factledger.processors.model import Finding, ToolCall, Turn, Verdict
+from factledger.processors.normalize.json_text import loads
+from factledger.processors.outcomes import call_succeeded
+from factledger.processors.spans import SpanEvent, SpanRecord
 
 SPAN_COLUMNS: tuple[str, ...] = (
     "Timestamp",
