@@ -43,7 +43,7 @@ OPERATOR_SET = {
     "FACTLEDGER_READ_TOKENS": "*:ops-read-token-000000000001",
     "FACTLEDGER_DASHBOARD_TOKEN": "ops-read-token-000000000001",
 }
-"""What an operator sets before `docker compose up` (README "Deploy")."""
+"""What an operator sets before `docker compose up` (docs/deploy.md)."""
 
 
 def _substituted(value: str, given: dict[str, str]) -> str:
