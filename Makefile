@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP     := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit browser install install-dev clean conformance-envs compiled
+.PHONY: run test lint typecheck unit coverage browser install install-dev clean conformance-envs compiled
 
 # The venv's own setuptools is brought up to what pyproject.toml builds with (a fresh venv
 # of Python 3.11 carries 65.x, which cannot read the SPDX license field).
@@ -35,15 +35,28 @@ install-dev: $(DEV_STAMP)
 run: install
 	$(BIN)/factledger up
 
+# The dependency rules between the packages (docs/architecture.md) are import-linter
+# contracts in pyproject.toml; a broken one fails the lint.
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python tools/lint_imports.py
 
 typecheck: install-dev
 	$(BIN)/mypy
 
 unit: install-dev browser conformance-envs compiled
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# Line coverage of the unit and integration tests, the service's child processes included
+# ([tool.coverage] in pyproject.toml), per file and per top-level folder. The sources run
+# as Python (FACTLEDGER_PURE_PYTHON=1): a mypyc-compiled module would count as unrun.
+coverage: install-dev
+	rm -f .coverage .coverage.*
+	FACTLEDGER_PURE_PYTHON=1 $(BIN)/coverage run -m pytest -q -p no:cacheprovider tests/unit tests/integration
+	$(BIN)/coverage combine -q
+	$(BIN)/coverage report
+	$(BIN)/python tools/coverage_by_folder.py
 
 # The hot modules of factledger.processors (normalizing spans, building turns) compiled with
 # mypyc into factledger/_mypyc/ (tools/mypyc_build.py, factledger/compiled.py), so the tests
@@ -105,4 +118,5 @@ conformance-envs: $(CONFORMANCE_ENVS) .conformance/node/.installed
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .conformance build factledger/_mypyc *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .conformance build factledger/_mypyc *.egg-info .mypy_cache .pytest_cache .ruff_cache \
+		.import_linter_cache .coverage .coverage.* htmlcov

@@ -65,8 +65,8 @@ from opentelemetry.proto.common.v1.common_pb2 import (
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
 
+from factledger.collector.settings import ServiceSettings
 from factledger.service_process import ServiceProcess
-from factledger.settings import ServiceSettings
 
 STORED_TARGET = 20_000.0
 """Spans per second stored, with validation keeping up."""

@@ -49,10 +49,10 @@ from factledger.collector.rows import (
     TURN_COLUMNS,
     review_row,
 )
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig
 from factledger.processors.kinds import KIND_INFO, HallucinationClass, Kind, Severity
 from factledger.service_process import ServiceProcess
-from factledger.settings import ServiceSettings
 
 TARGET_MS = 500.0
 """Every call's p95 round trip on the loaded store."""

@@ -96,8 +96,8 @@ def run_check(args: argparse.Namespace) -> int:
     require("alerts check", "service")
     from factledger.collector.alerts.loop import check_rules
     from factledger.collector.alerts.rules import load_alert_config
+    from factledger.collector.settings import ServiceSettings
     from factledger.collector.store import Store, StoreConfig, StoreError
-    from factledger.settings import ServiceSettings
 
     settings = ServiceSettings.from_env(
         store_dsn=args.store, data_dir=args.data_dir, alerts_file=args.rules

@@ -27,7 +27,7 @@ from factledger.progress import progress_bar
 from factledger.reviews_cli import add_reviews_parser
 
 if TYPE_CHECKING:  # the service's settings import its dependencies (the service extra)
-    from factledger.settings import ServiceSettings
+    from factledger.collector.settings import ServiceSettings
 
 _ALERTS_HELP = "alert rules TOML (env FACTLEDGER_ALERTS; default: the built-in rule)"
 _DATA_DIR_HELP = (
@@ -269,7 +269,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     restrict_umask()  # the data directory's files: the service's user only
     from factledger.collector.app import create_app
     from factledger.collector.http_server import serve
-    from factledger.settings import ServiceSettings
+    from factledger.collector.settings import ServiceSettings
 
     settings = ServiceSettings.from_env(
         host=args.host,
@@ -291,7 +291,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_up(args: argparse.Namespace) -> int:
     require("up", *(("service", "dashboard") if args.dashboard_port else ("service",)))
     restrict_umask()  # the data directory's files: the service's user only
-    from factledger.settings import ServiceSettings
+    from factledger.collector.settings import ServiceSettings
     from factledger.up import run_up
 
     settings = ServiceSettings.from_env(

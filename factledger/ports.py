@@ -7,11 +7,9 @@ from __future__ import annotations
 import errno
 import socket
 
+from factledger.collector.address import DEFAULT_HOST as DEFAULT_HOST
+from factledger.collector.address import DEFAULT_PORT as DEFAULT_PORT
 from factledger.processors.errors import FactLedgerError
-
-DEFAULT_PORT = 4318
-"""The service's port (OTLP/HTTP's), where every client looks first."""
-DEFAULT_HOST = "127.0.0.1"
 
 
 class PortUnavailable(FactLedgerError):

@@ -27,6 +27,7 @@ import uvicorn
 from factledger.collector.access import DEFAULT_TENANT
 from factledger.collector.app import create_app
 from factledger.collector.service import Service
+from factledger.collector.settings import ServiceSettings
 from factledger.dashboard_cli import (
     dashboard_url,
     sigterm_interrupts,
@@ -35,7 +36,6 @@ from factledger.dashboard_cli import (
     wait_healthy,
 )
 from factledger.processors.errors import FactLedgerError
-from factledger.settings import ServiceSettings
 
 log = logging.getLogger("factledger.up")
 

@@ -34,7 +34,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess
 
 class Runs:
     """Each set-up's run, made the first time a test asks for it, and the case results
-    gathered for the README table."""
+    gathered for the conformance table (docs/conformance.md)."""
 
     def __init__(self, service: ServiceProcess, llm: FakeLlm) -> None:
         self.service = service

@@ -13,7 +13,7 @@ import pytest
 from .checks import check_case
 from .conftest import Runs
 from .registry import SETUPS, SetUp
-from .table import README, complete, readme_table, render
+from .table import PAGE, complete, page_table, render
 
 CASES = [
     pytest.param(setup, case, id=f"{setup.id}-{case}")
@@ -41,12 +41,12 @@ def test_case(runs: Runs, setup: SetUp, case: str) -> None:
     assert result.ok, f"{setup.id} {case}:\n" + "\n".join(result.problems)
 
 
-def test_readme_table_is_the_last_full_run(runs: Runs) -> None:
-    """The README's table is generated from a full run; after one, it must match it."""
+def test_conformance_table_is_the_last_full_run(runs: Runs) -> None:
+    """docs/conformance.md's table is generated from a full run; after one, it must match it."""
     if not complete(runs.results):
-        pytest.skip("not every set-up ran in this session: the README table is kept")
+        pytest.skip("not every set-up ran in this session: the conformance table is kept")
     table = render(runs.results)
-    assert readme_table(README.read_text()) == table, (
-        "README.md's conformance table differs from this run: "
+    assert page_table(PAGE.read_text()) == table, (
+        "docs/conformance.md's conformance table differs from this run: "
         "`.venv/bin/python -m tests.conformance.table` writes it"
     )

@@ -27,9 +27,9 @@ from factledger.alerts_cli import format_checks
 from factledger.collector.alerts.loop import AlertLoop, check_rules
 from factledger.collector.alerts.rules import load_alert_config, redact_url
 from factledger.collector.app import create_app
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.service_process import ServiceProcess, free_port
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.webhook_receiver import Receiver
 

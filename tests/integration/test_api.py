@@ -20,10 +20,10 @@ from fastapi.testclient import TestClient
 from factledger.collector import rows
 from factledger.collector.api.models import API_VERSION
 from factledger.collector.app import create_app
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig, schema_statements
 from factledger.processors.kinds import Kind, Outcome
 from factledger.processors.model import Finding, ToolCall, Turn, Verdict
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 
 JSON = {"Content-Type": "application/json"}

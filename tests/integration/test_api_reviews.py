@@ -18,12 +18,12 @@ from fastapi.testclient import TestClient
 
 from factledger.cli import main
 from factledger.collector.app import create_app
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.evaluation import evaluate, read_cases
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
 from factledger.service_process import free_port
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 
 JSON = {"Content-Type": "application/json"}

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from factledger.collector.access import AccessConfig
 from factledger.collector.app import create_app
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.dashboard.client import (
     API_ENV,
@@ -29,7 +30,6 @@ from factledger.dashboard.client import (
     TurnQuery,
 )
 from factledger.service_process import free_port
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 
 JSON = {"Content-Type": "application/json"}

@@ -18,10 +18,10 @@ from factledger.collector.app import create_app
 from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.processors.runner import default_runner
 from factledger.service_process import ServiceProcess, free_port
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.worker_process import wait_until
 from tests.unit.test_wal import Clock, FullDisk

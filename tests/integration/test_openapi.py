@@ -25,8 +25,8 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from factledger.collector.access import AccessConfig
 from factledger.collector.app import create_app
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import log_request, turn_request
 
 ACME_IN = "acme-ingest-token-0001"

@@ -28,10 +28,10 @@ from factledger.collector.app import create_app
 from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import VERDICT_DELAY, Pipeline, PipelineFull, RequestTooLarge
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig
 from factledger.processors.runner import default_runner
 from factledger.service_process import free_port
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.worker_process import wait_until
 

@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 
 from factledger.collector.app import create_app
 from factledger.collector.redaction import Redactor
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.service_process import ServiceProcess
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.stored_text import judged_turns, stored_tables
 

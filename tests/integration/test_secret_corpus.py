@@ -6,7 +6,7 @@ line of its log holds any secret's distinctive part (nor its hex, the form bytes
 attributes are stored in).
 
 The write-ahead log is left out on purpose: it holds requests as received until they are
-stored (README, "Deploy", step 4); everything here is about what is kept after that.
+stored (docs/deploy.md, step 4); everything here is about what is kept after that.
 """
 
 from __future__ import annotations

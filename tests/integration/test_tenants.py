@@ -21,10 +21,10 @@ from fastapi.testclient import TestClient
 from factledger.collector.access import AccessConfig
 from factledger.collector.alerts.loop import AlertLoop, check_rules
 from factledger.collector.app import create_app
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.processors.errors import ConfigError
 from factledger.service_process import ServiceProcess, free_port
-from factledger.settings import ServiceSettings
 from tests.integration.otlp_turns import turn_request
 from tests.integration.webhook_receiver import Receiver
 

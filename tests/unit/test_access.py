@@ -12,8 +12,8 @@ from factledger.collector.access import (
     ReadScope,
     exposure_warning,
 )
+from factledger.collector.settings import ServiceSettings
 from factledger.processors.errors import ConfigError
-from factledger.settings import ServiceSettings
 
 ACME_IN = "acme-ingest-token-0001"
 GLOBEX_IN = "globex-ingest-token-02"

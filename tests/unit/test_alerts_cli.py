@@ -12,8 +12,8 @@ import pytest
 
 from factledger.alerts_cli import embedded_path, ensure_unlocked
 from factledger.cli import main
+from factledger.collector.settings import ServiceSettings
 from factledger.processors.errors import ConfigError, FactLedgerError
-from factledger.settings import ServiceSettings
 
 
 def test_settings_read_the_alert_variables(tmp_path: Path) -> None:

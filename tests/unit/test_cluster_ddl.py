@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import (
     StoreConfig,
     client_settings,
@@ -19,7 +20,6 @@ from factledger.schemas.cluster import (
     cluster_database_statement,
     cluster_statements,
 )
-from factledger.settings import ServiceSettings
 
 SHIPPED = schema_statements("factledger", 30)
 RENDERED = cluster_statements(SHIPPED, "factledger", "prod")

@@ -17,17 +17,19 @@ from fastapi.routing import APIRoute
 
 from factledger.cli import _parser
 from factledger.collector.app import create_app
+from factledger.collector.settings import DEFAULT_PORT, ServiceSettings
 from factledger.collector.store import StoreConfig
 from factledger.dashboard.client import TOKEN_ENV
 from factledger.processors.errors import ConfigError
 from factledger.processors.normalize.values import CONVERSATION_KEYS
-from factledger.settings import DEFAULT_PORT, ServiceSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES: dict[str, Any] = COMPOSE["services"]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
-SETTINGS_SOURCE = (ROOT / "factledger" / "settings.py").read_text()
+SETTINGS_SOURCE = (
+    ROOT / "collector" / "src" / "factledger" / "collector" / "settings.py"
+).read_text()
 FACTLEDGER_SERVICES = ["factledger", "factledger-1", "factledger-2"]
 ATTRIBUTE_ROUTING_SINCE = (0, 154, 0)
 """The contrib release whose load-balancing exporter documents `routing_key: attributes`
@@ -43,7 +45,7 @@ OPERATOR_SET = {
     "FACTLEDGER_READ_TOKENS": "*:ops-read-token-000000000001",
     "FACTLEDGER_DASHBOARD_TOKEN": "ops-read-token-000000000001",
 }
-"""What an operator sets before `docker compose up` (README "Deploy")."""
+"""What an operator sets before `docker compose up` (docs/deploy.md)."""
 
 
 def _substituted(value: str, given: dict[str, str]) -> str:
@@ -95,7 +97,9 @@ def _dashboard_default_port() -> int:
 def test_service_environment_is_what_the_settings_read(service: str) -> None:
     env = _env(service)
     for name in env:
-        assert f'"{name}"' in SETTINGS_SOURCE, f"{name} is not read by factledger/settings.py"
+        assert f'"{name}"' in SETTINGS_SOURCE, (
+            f"{name} is not read by collector/src/factledger/collector/settings.py"
+        )
     settings = ServiceSettings.from_env(env)
     StoreConfig(dsn=settings.dsn, database=settings.database)
     dsn = urlsplit(settings.dsn)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from factledger.collector.judge.routing import Router, route_key, worker_for
+from factledger.collector.settings import ServiceSettings
 from factledger.processors.errors import ConfigError
 from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.spans import SpanRecord
-from factledger.settings import ServiceSettings
 
 WORKERS = 2
 

@@ -9,8 +9,8 @@ from typing import get_args
 import pytest
 
 from factledger import cli
+from factledger.collector.settings import ServiceSettings
 from factledger.processors.errors import FactLedgerError
-from factledger.settings import ServiceSettings
 from factledger.up import DemoMode, clear_data
 
 

@@ -38,10 +38,10 @@ from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.private_dirs import private_directory
 from factledger.collector.service import CurrentIngest, CurrentService, Service
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
-from factledger.settings import ServiceSettings
 
 log = logging.getLogger("factledger.service")
 

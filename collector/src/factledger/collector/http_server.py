@@ -25,7 +25,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from factledger.settings import ServiceSettings
+from factledger.collector.settings import ServiceSettings
 
 MAX_HEADER_BYTES = 64 * 1024
 """The request line and headers of an OTLP export are a few hundred bytes; 64 KiB leaves

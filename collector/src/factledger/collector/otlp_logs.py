@@ -40,6 +40,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from factledger.collector import otlp_json, otlp_proto
 from factledger.processors.normalize.json_text import loads
@@ -354,10 +355,10 @@ def encode_trace_request(spans: Iterable[SpanRecord]) -> bytes:
         if span.parent_span_id:
             out.parent_span_id = bytes.fromhex(span.parent_span_id)
         out.name = span.name
-        out.kind = span.kind
+        out.kind = Span.SpanKind.ValueType(span.kind)
         out.start_time_unix_nano = span.start_time_unix_nano
         out.end_time_unix_nano = span.end_time_unix_nano
-        out.status.code = span.status_code
+        out.status.code = Status.StatusCode.ValueType(span.status_code)
         out.status.message = span.status_message
         _set_attributes(out.attributes, span.attributes)
         for event in span.events:

@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from ..processors.evidence.outcomes import call_succeeded
-from ..processors.kinds import SUSPICION_CLASS, Severity
-from ..processors.model import Finding, ToolCall, Turn, Verdict
-from ..processors.normalize.json_text import loads
-from ..processors.spans import SpanEvent, SpanRecord
+from factledger.processors.evidence.outcomes import call_succeeded
+from factledger.processors.kinds import SUSPICION_CLASS, Severity
+from factledger.processors.model import Finding, ToolCall, Turn, Verdict
+from factledger.processors.normalize.json_text import loads
+from factledger.processors.spans import SpanEvent, SpanRecord
 
 SPAN_COLUMNS: tuple[str, ...] = (
     "Timestamp",

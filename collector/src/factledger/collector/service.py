@@ -17,8 +17,8 @@ from fastapi import Depends, Request
 from factledger.collector.ingest.base import Ingest
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
-from factledger.settings import ServiceSettings
 
 
 @dataclass

@@ -48,7 +48,9 @@ STATE_TEXT = {
     "filling": "bucket still filling",
 }
 
-Chart = alt.Chart | alt.LayerChart
+# What altair's composition returns: `+` gives a LayerChart, whose `properties` may be
+# typed as a FacetChart.
+Chart = alt.Chart | alt.LayerChart | alt.FacetChart
 
 
 def _band_height(rows: int, per_row: int) -> int:

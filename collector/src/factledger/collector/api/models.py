@@ -32,7 +32,7 @@ from factledger.processors.kinds import (
 from factledger.processors.model import CallOrigin
 
 API_VERSION = "0.2.0"
-"""The OpenAPI document's info.version; README.md's API section lists the changes."""
+"""The OpenAPI document's info.version; docs/api.md lists the changes."""
 
 ReviewLabel = Literal["hallucination", "not_hallucination"]
 RfcTime = Annotated[

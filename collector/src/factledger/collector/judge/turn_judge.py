@@ -195,7 +195,7 @@ class TurnJudge:
                 log.warning(
                     "traces of service %r (instrumentation scope %r) produced no turn: no "
                     "span carries GenAI, OpenInference, OpenLLMetry or AI SDK attributes "
-                    "(see the conventions FactLedger reads in README.md)",
+                    "(see the conventions FactLedger reads in docs/service.md)",
                     service,
                     scope,
                 )

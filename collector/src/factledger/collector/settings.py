@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from factledger.collector.access import AccessConfig, check_query_access
+from factledger.collector.address import DEFAULT_HOST, DEFAULT_PORT
 from factledger.collector.redaction import Redactor
-from factledger.ports import DEFAULT_HOST, DEFAULT_PORT
 from factledger.processors.errors import ConfigError
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MAX_JUDGE_WORKERS", "ServiceSettings"]
