@@ -26,7 +26,7 @@ from PIL import Image
 from playwright.sync_api import Locator, Page, expect
 
 from factledger.dashboard import charts
-from factledger.dashboard.pages import turns
+from factledger.dashboard.screens import turns
 from factledger.demo import run_demo
 from factledger.service_process import ServiceProcess
 from tests.browser.conftest import JUDGED_TIMEOUT, _dashboard, settled

@@ -97,7 +97,7 @@ def page_script(page: str) -> None:
 
     from factledger.dashboard.ui import guarded
 
-    module = importlib.import_module(f"factledger.dashboard.pages.{page}")
+    module = importlib.import_module(f"factledger.dashboard.screens.{page}")
     guarded(module.render)()
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from factledger.dashboard import charts
-from factledger.dashboard.pages import alerts
+from factledger.dashboard.screens import alerts
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 RULE = {

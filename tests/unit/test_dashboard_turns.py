@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from factledger.dashboard.pages import turns
+from factledger.dashboard.screens import turns
 
 LONG_REPLY = (
     "## Summary of changes - src/app/config.py now builds the path with pathlib.Path - "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from factledger.dashboard.pages import alerts, overview, turns, verify
+from factledger.dashboard.screens import alerts, overview, turns, verify
 from factledger.dashboard.ui import api_url, guarded
 
 PAGES = (

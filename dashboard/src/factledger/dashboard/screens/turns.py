@@ -14,7 +14,7 @@ import streamlit as st
 from factledger.dashboard.client import ApiClient, NotFound, TurnQuery
 from factledger.dashboard.figures import parse_time
 from factledger.dashboard.highlight import kind_label
-from factledger.dashboard.pages import turn_view
+from factledger.dashboard.screens import turn_view
 from factledger.processors.kinds import Kind
 
 VERDICTS: dict[str, tuple[str, ...]] = {

@@ -16,7 +16,7 @@ from factledger.dashboard import labeling
 from factledger.dashboard.client import ApiClient, QueueFacets, QueueGroup, review_groups
 from factledger.dashboard.finding_evidence import finding_evidence
 from factledger.dashboard.highlight import css_class, kind_label
-from factledger.dashboard.pages import turn_view
+from factledger.dashboard.screens import turn_view
 from factledger.dashboard.ui import percent, when
 
 QUEUE_LIMIT = 500

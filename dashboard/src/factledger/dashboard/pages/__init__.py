@@ -1,1 +1,0 @@
-"""The dashboard's pages, one module each (`render()`), wired up by `dashboard.app`."""
