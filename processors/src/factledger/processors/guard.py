@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from factledger.processors.assembly.transcript import turn_from_transcript
-
+from .assembly.transcript import turn_from_transcript
 from .kinds import Outcome, Severity
 from .model import Finding, Turn, Verdict
 from .nudges import build_nudge

@@ -20,8 +20,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
-from factledger.processors.assembly.assembler import AssembledTurn, Normalizer
-
+from .assembly.assembler import AssembledTurn, Normalizer
 from .judging.core import Judgement, JudgingCore
 from .judging.drops import Drop
 from .model import Verdict

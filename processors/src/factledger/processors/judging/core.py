@@ -28,13 +28,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from factledger.processors.assembly.assembler import (
+from ..assembly.assembler import (
     AssembledTurn,
     Normalizer,
     PriorVerdict,
     TurnAssembler,
 )
-
 from ..model import Turn, Verdict
 from ..spans import SpanRecord
 from .drops import Drop, DropTally

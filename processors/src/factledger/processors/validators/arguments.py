@@ -30,15 +30,14 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from factledger.processors.evidence.grounding import (
+from ..evidence.grounding import (
     Grounds,
     described_value_grounded,
     different_script,
     member_grounded,
     value_grounded,
 )
-from factledger.processors.evidence.outcomes import call_succeeded
-
+from ..evidence.outcomes import call_succeeded
 from ..kinds import Kind
 from ..model import Finding, ToolCall, Turn
 from ..text import contains_token

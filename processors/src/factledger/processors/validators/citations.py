@@ -16,10 +16,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factledger.processors.evidence.fetches import fetched_text, session_fetches
-
 from ..claims import BLOCKS_CLAIM
 from ..code_regions import in_spans, reply_code_spans
+from ..evidence.fetches import fetched_text, session_fetches
 from ..identifiers import Shape, is_place_to_go
 from ..kinds import Kind
 from ..limits import bounded_finditer

@@ -20,13 +20,12 @@ import re
 from collections.abc import Sequence
 from functools import cached_property
 
-from factledger.processors.evidence.call_reach import Reach, object_words, reach, record_keywords
-from factledger.processors.evidence.outcomes import call_failed, call_succeeded
-
 from ..claim_rules import ClaimRules
 from ..claims import BLOCKS_CLAIM as _BLOCKS_CLAIM
 from ..claims import Claim, ClaimMatcher
 from ..code_regions import code_lines_of, code_regions, inside
+from ..evidence.call_reach import Reach, object_words, reach, record_keywords
+from ..evidence.outcomes import call_failed, call_succeeded
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn

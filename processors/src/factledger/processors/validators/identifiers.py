@@ -22,9 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from factledger.processors.evidence.fetches import fetched_arguments
-
 from ..code_regions import in_spans, reply_code_spans
+from ..evidence.fetches import fetched_arguments
 from ..identifiers import (
     Identifier,
     Shape,

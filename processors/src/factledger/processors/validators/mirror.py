@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from factledger.processors.evidence.outcomes import result_is_error, structured_payload
-
 from ..codeish import code_names
+from ..evidence.outcomes import result_is_error, structured_payload
 from ..identifiers import extract_identifiers
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, MAX_MATCHES_PER_PATTERN
