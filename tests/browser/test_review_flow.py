@@ -63,6 +63,8 @@ def marker(page: Page) -> str | None:
 def open_labelling(page: Page, url: str) -> None:
     page.goto(url)
     page.wait_for_selector("[data-fl-item]", state="attached")
+    # The key bindings are in place once their script has run, not when its element is.
+    page.wait_for_function("() => window.__factledgerLabelKeys === true")
     settled(page)
 
 

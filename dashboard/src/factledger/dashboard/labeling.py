@@ -82,15 +82,14 @@ _KEYBOARD_SCRIPT = """
     if (!action || item === null) return;
     event.preventDefault();
     const pressed = Date.now();
+    const later = () => { if (Date.now() - pressed < 15000) setTimeout(attempt, 30); };
     const attempt = () => {
-      if (!idle()) {
-        if (Date.now() - pressed < 15000) setTimeout(attempt, 30);
-        return;
-      }
+      if (!idle()) return later();
       // The item on screen changed: this key was meant for one that is gone.
       if (shown() !== item || done === item) return;
+      // A button being drawn again (or not yet enabled) is waited for, not a lost key.
       const button = document.querySelector(`.st-key-fl_${action} button`);
-      if (!button || button.disabled) return;
+      if (!button || button.disabled) return later();
       done = item;
       button.click();
     };
