@@ -46,7 +46,7 @@ lint: install-dev
 # factledger/ itself (pyright does not follow its pkgutil path; docs/architecture.md).
 typecheck: install-dev
 	$(BIN)/mypy
-	$(BIN)/pyright collector/src processors/src dashboard/src schemas/src
+	$(BIN)/pyright collector/src processors/src dashboard/src schemas/src verifiers/src
 
 unit: install-dev browser conformance-envs compiled
 	$(BIN)/pytest -q -p no:cacheprovider

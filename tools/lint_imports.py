@@ -17,7 +17,7 @@ from importlinter.cli import lint_imports_command
 
 import factledger
 
-SUBPACKAGES = ("collector", "processors", "dashboard", "schemas")
+SUBPACKAGES = ("collector", "processors", "dashboard", "schemas", "verifiers")
 
 
 def package_folders() -> list[str]:

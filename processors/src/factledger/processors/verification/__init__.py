@@ -1,0 +1,1 @@
+"""Settling suspicions at a source of truth: what is checkable, and the verdict after."""
