@@ -46,6 +46,7 @@ from factledger.processors.evidence.outcomes import call_succeeded
 from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.spans import SpanRecord
+from factledger.processors.verification.base import Verification
 
 MIN_SCAN_CHARS = 6
 """Shorter strings hold no secret any rule knows: they are not scanned."""
@@ -366,6 +367,14 @@ class Redactor:
             if span.events
             else span.events,
             status_message=self.text(span.status_message),
+        )
+
+    def verification(self, answer: Verification) -> Verification:
+        """A source's answer as stored: the name, the query and the answer redacted (a
+        link's query string or a lookup's answer may carry a credential)."""
+        subject = replace(answer.subject, name=self.text(answer.subject.name))
+        return replace(
+            answer, subject=subject, query=self.text(answer.query), answer=self.text(answer.answer)
         )
 
     def judged(self, turn: Turn, verdict: Verdict) -> tuple[Turn, Verdict]:

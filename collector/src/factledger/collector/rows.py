@@ -25,6 +25,8 @@ from factledger.processors.kinds import SUSPICION_CLASS, Severity
 from factledger.processors.model import Finding, ToolCall, Turn, Verdict
 from factledger.processors.normalize.json_text import loads
 from factledger.processors.spans import SpanEvent, SpanRecord
+from factledger.processors.verification.base import Verification
+from factledger.processors.verification.subjects import CANDIDATE_KINDS, finding_subject
 
 SPAN_COLUMNS: tuple[str, ...] = (
     "Timestamp",
@@ -96,6 +98,28 @@ FINDING_COLUMNS: tuple[str, ...] = (
     "CallId",
     "Model",
     "AgentName",
+    "StartedAt",
+)
+
+VERIFICATION_COLUMNS: tuple[str, ...] = (
+    "Tenant",
+    "TurnId",
+    "Version",
+    "Idx",
+    "SubjectKind",
+    "Name",
+    "ClaimedAbsent",
+    "SpanStart",
+    "SpanEnd",
+    "FindingIdx",
+    "FindingKind",
+    "Outcome",
+    "Source",
+    "Query",
+    "Answer",
+    "Reason",
+    "CheckedAt",
+    "DurationMs",
     "StartedAt",
 )
 
@@ -463,6 +487,58 @@ def finding_rows(
             ]
         )
     return rows
+
+
+def verification_rows(
+    turn: Turn,
+    verdict: Verdict,
+    verifications: Sequence[Verification],
+    *,
+    version: int,
+    started_at: datetime,
+) -> list[list[Any]]:
+    """The `verifications` rows of one verdict version, in VERIFICATION_COLUMNS order: each
+    answer tied to the finding of `verdict` it is about (FindingIdx -1: none)."""
+    started_ms = epoch_ms(started_at)
+    by_subject = {
+        subject.key: idx
+        for idx, finding in enumerate(verdict.findings)
+        if (subject := finding_subject(finding, idx)) is not None
+    }
+    by_token = {(f.token, f.kind.value): idx for idx, f in enumerate(verdict.findings)}
+    out: list[list[Any]] = []
+    for idx, answer in enumerate(verifications[:MAX_FINDINGS_PER_VERSION]):
+        subject = answer.subject
+        finding_idx = by_subject.get(subject.key)
+        if finding_idx is None:  # a confirmed candidate: the finding verification made
+            made = CANDIDATE_KINDS[subject.claimed_absent].value
+            finding_idx = by_token.get((subject.name, made), -1)
+        kind = verdict.findings[finding_idx].kind if finding_idx >= 0 else subject.finding_kind
+        finding_kind = kind.value if kind is not None else ""
+        out.append(
+            [
+                turn.tenant,
+                turn.turn_id,
+                version,
+                idx,
+                subject.kind.value,
+                subject.name,
+                subject.claimed_absent,
+                subject.span.start if subject.span else -1,
+                subject.span.end if subject.span else -1,
+                finding_idx,
+                finding_kind,
+                answer.outcome.value,
+                answer.source,
+                answer.query,
+                answer.answer,
+                answer.reason,
+                int(answer.checked_at * 1000),
+                answer.duration_ms,
+                started_ms,
+            ]
+        )
+    return out
 
 
 # --- reviews and alerts -----------------------------------------------------------------

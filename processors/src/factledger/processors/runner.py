@@ -74,6 +74,13 @@ class ValidationRunner:
         kept = tuple(f for f in findings if f.kind not in self._settings.disabled_kinds)
         return Verdict(outcome=outcome_of(kept), findings=kept, validators=self.labels)
 
+    def graded(self, finding: Finding) -> Finding | None:
+        """`finding` with the severity the settings give its kind; None when its kind is
+        switched off. For findings made outside the validators (verification's)."""
+        if finding.kind in self._settings.disabled_kinds:
+            return None
+        return self._graded(finding)
+
     def _graded(self, finding: Finding) -> Finding:
         severity = self._settings.severity.get(finding.kind, finding.effective_severity)
         return dataclasses.replace(finding, severity=severity)

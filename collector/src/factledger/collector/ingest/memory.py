@@ -15,14 +15,25 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from factledger.collector.rows import FINDING_COLUMNS, SPAN_COLUMNS, TURN_COLUMNS, epoch_ms
+from factledger.collector.rows import (
+    FINDING_COLUMNS,
+    SPAN_COLUMNS,
+    TURN_COLUMNS,
+    VERIFICATION_COLUMNS,
+    epoch_ms,
+)
 from factledger.collector.store import StoreError
 from factledger.collector.store.recovery import OwedTrace
 from factledger.processors.assembly.assembler import PriorVerdict
 
 from .sink import Rows
 
-_COLUMNS = {"spans": SPAN_COLUMNS, "turns": TURN_COLUMNS, "findings": FINDING_COLUMNS}
+_COLUMNS = {
+    "spans": SPAN_COLUMNS,
+    "turns": TURN_COLUMNS,
+    "findings": FINDING_COLUMNS,
+    "verifications": VERIFICATION_COLUMNS,
+}
 
 RowTest = Callable[[dict[str, Any]], bool]
 """A predicate over one row, keyed by its table's column names."""
@@ -71,6 +82,9 @@ class InMemoryStore:
 
     def insert_findings(self, rows: Rows) -> int:
         return self._insert("findings", rows)
+
+    def insert_verifications(self, rows: Rows) -> int:
+        return self._insert("verifications", rows)
 
     def _insert(self, table: str, rows: Rows) -> int:
         columns = _COLUMNS[table]

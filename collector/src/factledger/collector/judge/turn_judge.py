@@ -19,10 +19,19 @@ from typing import Any
 from factledger.collector import rows
 from factledger.collector.redaction import Redactor
 from factledger.processors.assembly.assembler import AssembledTurn, PriorVerdict
-from factledger.processors.judging.core import JudgedTurn, JudgingCore, TurnValidator
+from factledger.processors.judging.core import (
+    JudgedTurn,
+    Judgement,
+    JudgingCore,
+    Settlement,
+    TurnValidator,
+    VerificationRequest,
+)
 from factledger.processors.judging.drops import ASSEMBLY_DROPS, TURN_DROPS, Drop
 from factledger.processors.model import Verdict
 from factledger.processors.spans import SpanRecord
+from factledger.processors.verification.base import Verification
+from factledger.processors.verification.settle import Grade
 
 log = logging.getLogger("factledger.judging")
 
@@ -62,6 +71,9 @@ class Judged:
     assembled: int
     turn_rows: list[Row] = field(default_factory=list)
     finding_rows: list[Row] = field(default_factory=list)
+    verification_rows: list[Row] = field(default_factory=list)
+    requests: list[VerificationRequest] = field(default_factory=list)
+    """Turns with names a source of truth could settle, for the verification stage."""
     counts: list[Count] = field(default_factory=list)
     open_turns: int = 0
     flushed: bool = False
@@ -77,10 +89,13 @@ def judged_rows(
     verdict: Verdict,
     validated_at: datetime,
     redactor: Redactor | None = None,
-) -> tuple[Row, list[Row]]:
-    """The `turns` row and the `findings` rows of one judged turn: the one place where a
-    verdict becomes rows. Judged on the raw turn; stored redacted when `redactor` is set."""
+    verifications: Sequence[Verification] = (),
+) -> tuple[Row, list[Row], list[Row]]:
+    """The `turns` row, the `findings` rows and the `verifications` rows of one judged
+    turn: the one place where a verdict becomes rows. Judged on the raw turn; stored
+    redacted when `redactor` is set (the answers of sources too)."""
     started = _datetime(assembled.started_at_ns)
+    raw_verdict = verdict
     turn, verdict = (
         redactor.judged(assembled.turn, verdict) if redactor else (assembled.turn, verdict)
     )
@@ -94,7 +109,12 @@ def judged_rows(
         span_ids=assembled.span_ids,
     )
     finding_rows = rows.finding_rows(turn, verdict, version=assembled.version, started_at=started)
-    return turn_row, finding_rows
+    if redactor:
+        verifications = [redactor.verification(v) for v in verifications]
+    verification_rows = rows.verification_rows(
+        turn, raw_verdict, verifications, version=assembled.version, started_at=started
+    )
+    return turn_row, finding_rows, verification_rows
 
 
 def _datetime(unix_nano: int) -> datetime:
@@ -124,14 +144,18 @@ class TurnJudge:
         clock: Callable[[], float] = time.monotonic,
         max_open_turns: int = MAX_OPEN_TURNS,
         redactor: Redactor | None = None,
+        verify: bool = False,
     ) -> None:
         self._redactor = redactor
+        grade: Grade | None = getattr(runner, "graded", None)
         self._core = JudgingCore(
             runner,
             grace_seconds=grace_seconds,
             max_wait_seconds=max_wait_seconds,
             max_open_turns=max_open_turns,
             clock=clock,
+            verify=verify,
+            grade=grade,
         )
         self._model_labels: set[str] = set()
         self._without_turn_logged: set[tuple[str, str]] = set()
@@ -148,34 +172,46 @@ class TurnJudge:
     def judge(self, spans: Sequence[SpanRecord], *, flush: bool = False) -> Judged:
         """Add `spans`, then judge the turns that are due (with `flush`, every open one).
         Never raises: a span or turn that fails is counted, its neighbours go on."""
-        validated_at = datetime.now(UTC)
         self._core.add(spans)
-        judgement = self._core.judge(flush=flush)
-        turn_rows: list[Row] = []
-        finding_rows: list[Row] = []
+        return self._judged(self._core.judge(flush=flush), assembled=len(spans), flushed=flush)
+
+    def settle(self, settlements: Sequence[Settlement]) -> Judged:
+        """Judge settled turns again under their next version (`JudgingCore.settle`); a
+        settlement a later version overtook is counted as stale."""
+        judgement = self._core.settle(settlements)
+        judged = self._judged(judgement, assembled=0, flushed=False)
+        stale = len(settlements) - len(judgement.turns)
+        if stale > 0:
+            judged.counts.append(Count("factledger_verifications_stale_total", stale))
+        return judged
+
+    def _judged(self, judgement: Judgement, *, assembled: int, flushed: bool) -> Judged:
+        validated_at = datetime.now(UTC)
+        result = Judged(assembled=assembled, open_turns=judgement.open_turns, flushed=flushed)
         counts: list[Count] = []
         for judged in judgement.turns:
             try:
-                turn_row, findings = judged_rows(
-                    judged.assembled, judged.verdict, validated_at, self._redactor
+                turn_row, findings, verifications = judged_rows(
+                    judged.assembled,
+                    judged.verdict,
+                    validated_at,
+                    self._redactor,
+                    judged.verifications,
                 )
             except Exception:  # one turn that cannot be shaped never costs its neighbours
                 log.exception("judging turn %s failed", judged.assembled.turn.turn_id)
                 counts.append(drop_count(Drop.TURN_FAILED))
                 continue
-            turn_rows.append(turn_row)
-            finding_rows.extend(findings)
+            result.turn_rows.append(turn_row)
+            result.finding_rows.extend(findings)
+            result.verification_rows.extend(verifications)
+            if judged.request is not None:
+                result.requests.append(judged.request)
             counts.extend(self._verdict_counts(judged))
         counts.extend(drop_count(reason, amount) for reason, amount in judgement.drops.items())
         counts.extend(self._without_turn_counts(judgement.without_turn))
-        return Judged(
-            assembled=len(spans),
-            turn_rows=turn_rows,
-            finding_rows=finding_rows,
-            counts=_merged(counts),
-            open_turns=judgement.open_turns,
-            flushed=flush,
-        )
+        result.counts.extend(_merged(counts))
+        return result
 
     def _verdict_counts(self, judged: JudgedTurn) -> list[Count]:
         verdict = judged.verdict

@@ -44,6 +44,7 @@ from ..rows import (
     REVIEW_WITHDRAWAL_COLUMNS,
     SPAN_COLUMNS,
     TURN_COLUMNS,
+    VERIFICATION_COLUMNS,
 )
 from .alerts import AlertQueries
 from .config import StoreConfig, client_settings, ddl_statements, schema_statements
@@ -121,6 +122,10 @@ class Store(TurnQueries, ReviewQueries, RateQueries, AlertQueries, RecoveryQueri
     def insert_findings(self, rows: Sequence[Sequence[Any]]) -> int:
         """Insert `rows.finding_rows` rows; returns how many."""
         return self._insert("findings", FINDING_COLUMNS, rows)
+
+    def insert_verifications(self, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert `rows.verification_rows` rows; returns how many."""
+        return self._insert("verifications", VERIFICATION_COLUMNS, rows)
 
     def insert_review(self, row: Sequence[Any]) -> None:
         """Insert one `rows.review_row` row."""

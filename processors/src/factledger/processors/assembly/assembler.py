@@ -57,7 +57,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from factledger.processors.assembly.joins import (
     JOIN_SLACK_SECONDS,
@@ -149,6 +149,23 @@ class AssembledTurn:
         object.__setattr__(self, "ended_at_ns", ended_at_ns)
         object.__setattr__(self, "tenant", tenant)
         object.__setattr__(self, "service", service)
+
+    def __reduce__(self) -> tuple[type[AssembledTurn], tuple[Any, ...]]:
+        # Pickled between the judge worker and the verification stage (see PriorVerdict).
+        fields = (self.turn, self.version, self.span_ids, self.started_at_ns, self.ended_at_ns)
+        return (AssembledTurn, (*fields, self.tenant, self.service))
+
+    def at_version(self, version: int) -> AssembledTurn:
+        """The same turn under another verdict version (a verified one)."""
+        return AssembledTurn(
+            self.turn,
+            version,
+            self.span_ids,
+            self.started_at_ns,
+            self.ended_at_ns,
+            self.tenant,
+            self.service,
+        )
 
 
 @dataclass(frozen=True)
@@ -470,6 +487,18 @@ class TurnAssembler:
             self._prior_spans[(prior.tenant, span_id)] = None
         while len(self._prior_spans) > self._max_seen:
             self._prior_spans.popitem(last=False)
+
+    def next_version(self, turn_id: str, span_ids: Sequence[str], judged: int) -> int | None:
+        """The version a verified verdict of the turn's version `judged` takes: the next
+        one, kept so that a later change of the turn is judged under the one after. None
+        when a later version of the turn was judged meanwhile (its own verification will
+        settle it)."""
+        known = self._versions.get(turn_id)
+        if known is not None and known[0] > judged:
+            return None
+        version = judged + 1
+        self._keep_version(turn_id, version, frozenset(span_ids) if known is None else known[1])
+        return version
 
     def due(self, now: float | None = None) -> list[AssembledTurn]:
         """Turns complete at `now` (default: the clock), each returned once per version."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -36,12 +37,19 @@ from ..assembly.assembler import (
 )
 from ..model import Turn, Verdict
 from ..spans import SpanRecord
+from ..verification.base import Subject, Verification
+from ..verification.settle import Grade, settled_verdict
+from ..verification.subjects import subjects
 from .drops import Drop, DropTally
 
 log = logging.getLogger("factledger.judging")
 
 MAX_OPEN_TURNS = 10_000
 """The assembler's bound on open turns unless the runner says otherwise."""
+MAX_SETTLED_TURNS = 50_000
+"""Turns whose verifications the core keeps, to apply them to the turn's later versions."""
+
+SubjectKey = tuple[str, str, bool]
 
 
 class TurnValidator(Protocol):
@@ -51,11 +59,33 @@ class TurnValidator(Protocol):
 
 
 @dataclass(frozen=True)
-class JudgedTurn:
-    """One assembled turn (a version of it) and its verdict."""
+class VerificationRequest:
+    """What a judged turn asks of the sources of truth: its subjects not yet settled, with
+    the turn and its verdict as validated (before verification). Held in memory only, on
+    its way to the verification stage and back in a `Settlement`."""
 
     assembled: AssembledTurn
     verdict: Verdict
+    subjects: tuple[Subject, ...]
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """The answers to a `VerificationRequest`, to be judged into the turn's next version."""
+
+    request: VerificationRequest
+    verifications: tuple[Verification, ...]
+
+
+@dataclass(frozen=True)
+class JudgedTurn:
+    """One assembled turn (a version of it) and its verdict, with the verifications the
+    verdict applied and what is still to be verified."""
+
+    assembled: AssembledTurn
+    verdict: Verdict
+    request: VerificationRequest | None = None
+    verifications: tuple[Verification, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,8 +115,13 @@ class JudgingCore:
         max_open_turns: int = MAX_OPEN_TURNS,
         clock: Callable[[], float] = time.monotonic,
         normalizer: Normalizer | None = None,
+        verify: bool = False,
+        grade: Grade | None = None,
     ) -> None:
         self._runner = runner
+        self._verify = verify
+        self._grade = grade
+        self._settled: OrderedDict[str, dict[SubjectKey, Verification]] = OrderedDict()
         self._assembler = TurnAssembler(
             clock,
             grace_seconds=grace_seconds,
@@ -147,6 +182,22 @@ class JudgingCore:
             due = []
         return self._judgement(tuple(self._validated(due)), flushed=flush)
 
+    def settle(self, settlements: Sequence[Settlement]) -> Judgement:
+        """Judge each settled turn again under its next version, the answers applied; a
+        settlement for a version that a later one replaced meanwhile is kept for the turn
+        (its later versions apply it) but judges nothing. Never raises."""
+        out: list[JudgedTurn] = []
+        for settlement in settlements:
+            try:
+                judged = self._settled_turn(settlement)
+            except Exception:
+                log.exception("settling turn %s failed", settlement.request.assembled.turn.turn_id)
+                self._drops.add(Drop.TURN_FAILED)
+                continue
+            if judged is not None:
+                out.append(judged)
+        return self._judgement(tuple(out), flushed=False)
+
     def shutdown(self) -> Judgement:
         """Judge every open turn and take no more spans. Idempotent: a later call judges
         nothing."""
@@ -160,11 +211,47 @@ class JudgingCore:
         for assembled in due:
             try:
                 verdict = self._runner.validate(assembled.turn)
+                judged = self._verified(assembled, verdict)
             except Exception:  # one turn that cannot be judged never costs its neighbours
                 log.exception("validating turn %s failed", assembled.turn.turn_id)
                 self._drops.add(Drop.TURN_FAILED)
                 continue
-            yield JudgedTurn(assembled, verdict)
+            yield judged
+
+    def _verified(self, assembled: AssembledTurn, verdict: Verdict) -> JudgedTurn:
+        """The verdict with what is known of the turn's subjects applied, and a request
+        for the rest."""
+        if not self._verify:
+            return JudgedTurn(assembled, verdict)
+        current = subjects(assembled.turn, verdict)
+        known = self._known(assembled.turn.turn_id, current)
+        pending = tuple(s for s in current if s.key not in known)
+        request = VerificationRequest(assembled, verdict, pending) if pending else None
+        applied = settled_verdict(verdict, known, self._grade)
+        return JudgedTurn(assembled, applied, request, tuple(known.values()))
+
+    def _settled_turn(self, settlement: Settlement) -> JudgedTurn | None:
+        request = settlement.request
+        assembled = request.assembled
+        turn_id = assembled.turn.turn_id
+        answers = self._settled.setdefault(turn_id, {})
+        self._settled.move_to_end(turn_id)
+        while len(self._settled) > MAX_SETTLED_TURNS:
+            self._settled.popitem(last=False)
+        answers.update((v.subject.key, v) for v in settlement.verifications)
+        version = self._assembler.next_version(turn_id, assembled.span_ids, assembled.version)
+        if version is None:
+            return None
+        known = self._known(turn_id, subjects(assembled.turn, request.verdict))
+        verdict = settled_verdict(request.verdict, known, self._grade)
+        return JudgedTurn(assembled.at_version(version), verdict, None, tuple(known.values()))
+
+    def _known(self, turn_id: str, current: Sequence[Subject]) -> dict[SubjectKey, Verification]:
+        """The answers kept for the turn that are about subjects it still has."""
+        answers = self._settled.get(turn_id)
+        if not answers:
+            return {}
+        return {s.key: answers[s.key] for s in current if s.key in answers}
 
     def _judgement(self, turns: tuple[JudgedTurn, ...], *, flushed: bool) -> Judgement:
         self._carry_assembler_drops()

@@ -148,6 +148,23 @@ class MirrorDriftValidator:
         return out
 
 
+def negated_mentions(reply: str, reply_lower: str) -> Iterator[tuple[str, int, int]]:
+    """The name each negated sentence of the reply is about (the nearest to its negation),
+    as (text, start, end) in reply offsets, whether or not a tool result shows it: what a
+    source of truth could settle (`processors.verification.subjects`)."""
+    examined: set[int] = set()
+    for position in _negation_positions(reply_lower):
+        sentence = sentence_around(reply, position)
+        if sentence.start in examined:
+            continue
+        if len(examined) >= _MAX_SENTENCES:
+            return
+        examined.add(sentence.start)
+        lower = reply_lower[sentence.start : sentence.end]
+        for name, start, end in _negated_subjects(sentence.text, lower)[:1]:
+            yield name, sentence.start + start, sentence.start + end
+
+
 def _negated_subjects(sentence: str, lower: str) -> list[tuple[str, int, int]]:
     """Names a negation may be about, nearest first, within the negation's own clause:
     before "does not exist", after "there is no", on either side in Chinese."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from ..kinds import Kind
 from ..model import TextRange, Turn
 
 
@@ -52,10 +53,11 @@ class VerificationOutcome(StrEnum):
 class Subject:
     """One checkable name of a reply.
 
-    `finding` is the index, in the verdict, of the finding it could settle; None for a
-    candidate no finding names yet (a 7-9 hex short SHA: confirmed absent, it becomes a
-    `fabricated_identifier` reject). `claimed_absent` is True when the reply says the thing
-    does not exist (mirror drift): then it existing is what confirms the hallucination.
+    `finding` is the index, in the verdict, of the finding it could settle, `finding_kind`
+    that finding's kind; None for a candidate no finding names yet (a 7-9 hex short SHA:
+    confirmed absent, it becomes a `fabricated_identifier` reject). `claimed_absent` is
+    True when the reply says the thing does not exist (mirror drift): then it existing is
+    what confirms the hallucination.
     """
 
     kind: SubjectKind
@@ -63,6 +65,7 @@ class Subject:
     finding: int | None = None
     span: TextRange | None = None
     claimed_absent: bool = False
+    finding_kind: Kind | None = None
 
     @property
     def key(self) -> tuple[str, str, bool]:
