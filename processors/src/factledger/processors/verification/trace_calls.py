@@ -323,9 +323,10 @@ def _listing(
     base = normal_path(directory)
     if base is None:
         return None
-    relative = _relative_entries(entries.kinds, base)
-    if relative is None:
+    placed = _relative_entries(entries.kinds, base)
+    if placed is None:
         return None  # entries that cannot be placed under the directory: nothing to say
+    relative, sure = placed
     shown = frozenset({base, *(_join(base, e) for e in relative)})
     return Observation(
         call=call,
@@ -333,7 +334,7 @@ def _listing(
         path=base,
         entries=relative,
         shown=shown,
-        complete=complete,
+        complete=complete and sure,
         depth=depth,
         scope=scope,
         shows_files=shows_files,
@@ -342,16 +343,21 @@ def _listing(
     )
 
 
-def _relative_entries(kinds: Mapping[str, bool | None], base: str) -> dict[str, bool | None] | None:
-    """Entries relative to the listed directory, with the directories they imply. A
-    leading copy of the directory is dropped when every entry has it (`tests/a.py` in a
-    listing of `tests`); None when an entry cannot be placed (absolute elsewhere, `..`)."""
+def _relative_entries(
+    kinds: Mapping[str, bool | None], base: str
+) -> tuple[dict[str, bool | None], bool] | None:
+    """Entries relative to the listed directory, with the directories they imply, and
+    whether they could be placed for sure. A leading copy of the directory is dropped
+    (`tests/a.py` in a listing of `tests`); when only some entries have it, they are read
+    so but the placement is not sure (`tests/x` could be `tests/tests/x`). None when an
+    entry cannot be placed at all (absolute elsewhere, `..`)."""
     prefix = base + "/" if base else ""
-    strip = bool(prefix) and all(k == base or k.startswith(prefix) for k in kinds)
+    copied = [k == base or k.startswith(prefix) for k in kinds] if prefix else []
+    sure = all(copied) or not any(copied)
     out: dict[str, bool | None] = {}
     for key, is_dir in kinds.items():
-        entry = key[len(prefix) :] if strip and key != base else ("" if key == base else key)
-        if not entry:
+        entry = key[len(prefix) :] if prefix and key.startswith(prefix) else key
+        if not entry or entry == base:
             continue
         if entry.startswith("/") or ".." in entry.split("/"):
             return None
@@ -360,7 +366,7 @@ def _relative_entries(kinds: Mapping[str, bool | None], base: str) -> dict[str, 
             out["/".join(parts[:i])] = True
         if out.get(entry) is None:
             out[entry] = is_dir
-    return out
+    return out, sure
 
 
 def normal_path(path: str) -> str | None:

@@ -220,7 +220,7 @@ _LS_LONG = re.compile(
 _NAME = re.compile(r"[^\s\"'<>|:*?]+/?")
 _SUMMARY = re.compile(
     r"(?:total[ \t]+\d+|total:.*|combined size:.*|\d+ director(?:y|ies)(?:, \d+ files?)?|"
-    r"\d+ files?)$",
+    r"\d+ files?|showing (?:the )?(?:first )?\d+ of \d+\b.*)$",
     re.IGNORECASE,
 )
 _TREE_BRANCH = re.compile(r"((?:[│|] {3}| {4})*)(?:[├└]──|[|`]--) (.*)$")
