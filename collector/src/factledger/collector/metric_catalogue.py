@@ -24,6 +24,7 @@ from factledger.collector.refusals import (
     refusal_classes,
 )
 from factledger.processors.kinds import Kind
+from factledger.processors.verification.base import VerificationOutcome
 
 FamilyType = Literal["counter", "gauge", "histogram"]
 
@@ -226,6 +227,43 @@ CATALOGUE = Catalogue(
             "histogram",
             "Seconds from a turn's end to its first verdict stored (grace period included).",
             buckets=VERDICT_DELAY_BUCKETS,
+        ),
+        # --- verification ----------------------------------------------------------------
+        Family(
+            "factledger_verifications_total",
+            "counter",
+            "Answers of the sources of truth about the names of verdicts, by source (trace,"
+            " git, link, workspace, plugin, none) and outcome (confirmed, refuted,"
+            " unverifiable).",
+            ("source", "outcome"),
+            {"outcome": tuple(outcome.value for outcome in VerificationOutcome)},
+        ),
+        Family(
+            "factledger_verification_findings_total",
+            "counter",
+            "Findings a verification settled, by kind and outcome: confirmed ones proven"
+            " (an alert can key on them), refuted ones withdrawn.",
+            ("kind", "outcome"),
+        ),
+        Family(
+            "factledger_verification_requests_total",
+            "counter",
+            "Turns sent to verification, by what became of them (settled: a new verdict"
+            " version; unsettled: no source answered; retried: a source was down or slow;"
+            " dropped: the queue was full).",
+            ("result",),
+            {"result": ("settled", "unsettled", "retried", "dropped")},
+        ),
+        Family(
+            "factledger_verifications_stale_total",
+            "counter",
+            "Verification answers for a version that a later one replaced meanwhile (kept"
+            " for the later versions, which apply them).",
+        ),
+        Family(
+            "factledger_verification_queue_turns",
+            "gauge",
+            "Turns waiting for verification (retries included).",
         ),
         # --- alerts ----------------------------------------------------------------------
         Family(

@@ -46,6 +46,7 @@ requests are taken.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -65,7 +66,7 @@ from factledger.collector.ingest.sink import PipelineStore
 from factledger.collector.ingest.wal import WalUnavailable, WriteAheadLog
 from factledger.collector.ingest.watermark import StoredMark
 from factledger.collector.ingest.writer import Batch, SpanWriter
-from factledger.collector.judge.base import FlushRequest, Judging, process_turns
+from factledger.collector.judge.base import FlushRequest, Judging, Settlements, process_turns
 from factledger.collector.judge.hang_watch import HANG_SECONDS
 from factledger.collector.judge.in_thread import ThreadJudging
 from factledger.collector.judge.results import VERDICT_DELAY, VERDICT_DELAY_BUCKETS, VerdictWriter
@@ -76,8 +77,10 @@ from factledger.collector.judge.workers import WorkerJudging
 from factledger.collector.metrics import Metrics
 from factledger.collector.redaction import Redactor
 from factledger.collector.thread_names import named
+from factledger.collector.verify.stage import StageLimits, VerificationStage
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
+from factledger.processors.verification.base import Verifier
 
 __all__ = [
     "READ_BACK_SPAN_BYTES",
@@ -122,6 +125,8 @@ class Pipeline:
         judge_workers: int = 1,
         router: Router | None = None,
         hang_seconds: float = HANG_SECONDS,
+        verifiers: Sequence[Verifier] = (),
+        verification_limits: StageLimits | None = None,
     ) -> None:
         if judge_workers < 1:
             raise ValueError(f"judge_workers must be at least 1, not {judge_workers}")
@@ -164,18 +169,30 @@ class Pipeline:
         )
         self._assembly = assembly
         self._flush = FlushRequest()
+        settlements: Settlements = queue.SimpleQueue()
+        self._verification: VerificationStage | None = None
+        if verifiers:
+            self._verification = VerificationStage(
+                verifiers,
+                lambda judge, settlement: settlements.put((judge, settlement)),
+                metrics,
+                verification_limits or StageLimits(),
+            )
+        verify = self._verification is not None
         verdicts = VerdictWriter(
             insert("turns", store.insert_turns),
             insert("findings", store.insert_findings),
+            insert("verifications", store.insert_verifications),
             self._backlog,
             metrics,
+            self._verification.submit if self._verification else None,
         )
         self._judging: Judging
         if judge_in_worker:
             if judge_workers > 1 and router is None:
                 router = Router(judge_workers)
             self._judging = WorkerJudging(
-                WorkerConfig(runner, grace_seconds, max_wait_seconds, redactor),
+                WorkerConfig(runner, grace_seconds, max_wait_seconds, redactor, verify=verify),
                 judge_workers,
                 router if judge_workers > 1 else None,
                 assembly,
@@ -186,6 +203,7 @@ class Pipeline:
                 self._stop,
                 self._recovery.request,
                 hang_seconds,
+                settlements,
             )
         else:
             judge = TurnJudge(
@@ -194,8 +212,10 @@ class Pipeline:
                 max_wait_seconds=max_wait_seconds,
                 clock=clock,
                 redactor=redactor,
+                verify=verify,
+                grade=runner.graded,
             )
-            self._judging = ThreadJudging(judge, assembly, verdicts, self._flush)
+            self._judging = ThreadJudging(judge, assembly, verdicts, self._flush, settlements)
         self._describe()
 
     # --- receiver side ---------------------------------------------------------------
@@ -269,6 +289,8 @@ class Pipeline:
             self._metrics.inc("factledger_wal_replayed_spans_total", replayed)
         self._recovery.request()
         self._judging.start()
+        if self._verification is not None:
+            self._verification.start()
         threads: list[tuple[Callable[[], None], str]] = [
             (self._writer.run, "span-writer"),
             (self._process_turns, "turn-processor"),
@@ -289,6 +311,8 @@ class Pipeline:
             return
         self._closed = True
         self.force_flush(timeout, judge_open_turns=True)
+        if self._verification is not None:
+            self._verification.stop(timeout)
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout)
@@ -308,6 +332,17 @@ class Pipeline:
         if judge_open_turns and self._threads:
             return self._flush.ask(deadline - time.monotonic())
         return True
+
+    def verified(self, timeout: float = 10.0) -> bool:
+        """Wait until verification has answered every turn it holds (retries waiting
+        count) and the settled versions are judged: for tests. True at once when no
+        verifier is configured."""
+        if self._verification is None:
+            return True
+        deadline = time.monotonic() + timeout
+        if not self._verification.wait_idle(timeout):
+            return False
+        return self._flush.ask(deadline - time.monotonic()) if self._threads else True
 
     # --- stage joints -----------------------------------------------------------------
 

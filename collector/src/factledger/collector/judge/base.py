@@ -10,13 +10,31 @@ spans to judge worker processes and stores what they send back. Either answers a
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from factledger.collector.metrics import Metrics
+from factledger.processors.judging.core import Settlement
 
 log = logging.getLogger("factledger.pipeline")
+
+
+Settlements: TypeAlias = queue.SimpleQueue[tuple[int, Settlement]]
+"""What verification answered, by the index of the judge that judged the turn: put by the
+verification stage's threads, taken by the turn processor."""
+
+
+def take_settlements(settlements: Settlements) -> dict[int, list[Settlement]]:
+    """Everything waiting, by judge."""
+    taken: dict[int, list[Settlement]] = {}
+    while True:
+        try:
+            judge, settlement = settlements.get_nowait()
+        except queue.Empty:
+            return taken
+        taken.setdefault(judge, []).append(settlement)
 
 
 class Judging(Protocol):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from factledger.collector.ingest.assembly import ASSEMBLY_CHUNK, AssemblyItem, ReadBack
 from factledger.collector.judge.turn_judge import Judged, TurnJudge
 
-from .base import FlushRequest
+from .base import FlushRequest, Settlements, take_settlements
 from .results import VerdictWriter
 
 
@@ -25,11 +25,13 @@ class ThreadJudging:
         assembly: queue.Queue[AssemblyItem],
         verdicts: VerdictWriter,
         flush: FlushRequest,
+        settlements: Settlements | None = None,
     ) -> None:
         self._judge = judge
         self._assembly = assembly
         self._verdicts = verdicts
         self._flush = flush
+        self._settlements = settlements
 
     @property
     def alive(self) -> bool:
@@ -47,7 +49,10 @@ class ThreadJudging:
         pass  # nothing runs apart from the turn processor
 
     def run_once(self) -> None:
-        """Assemble what was stored, judge what is due."""
+        """Assemble what was stored, judge what is due and what verification settled."""
+        if self._settlements is not None:
+            for settled in take_settlements(self._settlements).values():
+                self._apply(self._judge.settle(settled))
         try:
             item = self._assembly.get(timeout=0.05)
         except queue.Empty:

@@ -1,4 +1,5 @@
-"""Storing what judging produced: turn and finding rows, counts, the verdict delay.
+"""Storing what judging produced: turn, finding and verification rows, counts, the
+verdict delay; and handing verification requests on.
 
 One insert per table for a round's results, through the pipeline's held inserts
 (`collector.ingest.retry`): a verdict is never dropped while the store cannot write.
@@ -7,7 +8,7 @@ One insert per table for a round's results, through the pipeline's held inserts
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from factledger.collector import rows
 from factledger.collector.ingest.admission import Backlog
@@ -16,28 +17,50 @@ from factledger.collector.judge.turn_judge import Judged
 from factledger.collector.metric_catalogue import VERDICT_DELAY as VERDICT_DELAY
 from factledger.collector.metric_catalogue import VERDICT_DELAY_BUCKETS as VERDICT_DELAY_BUCKETS
 from factledger.collector.metrics import Metrics
+from factledger.processors.judging.core import VerificationRequest
+
+Submit = Callable[[int, Sequence[VerificationRequest]], None]
+"""Hands a judge's verification requests to the verification stage."""
 
 
 class VerdictWriter:
     """Stores judging results. Called by the turn processor alone."""
 
-    def __init__(self, turns: Send, findings: Send, backlog: Backlog, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        turns: Send,
+        findings: Send,
+        verifications: Send,
+        backlog: Backlog,
+        metrics: Metrics,
+        verify: Submit | None = None,
+    ) -> None:
         self._turns = turns
         self._findings = findings
+        self._verifications = verifications
         self._backlog = backlog
         self._metrics = metrics
+        self._verify = verify
 
-    def write(self, results: Sequence[Judged]) -> None:
+    def write(self, results: Sequence[Judged], judge: int = 0) -> None:
         """Store `results`' rows and count them; only then do their spans stop counting
-        as unassembled (a flush of the pipeline waits for that), stored or not."""
+        as unassembled (a flush of the pipeline waits for that), stored or not. Their
+        verification requests go to the stage once their verdicts are stored; `judge` is
+        the judge they came from, where the answers go back."""
         try:
             turn_rows = [row for judged in results for row in judged.turn_rows]
             finding_rows = [row for judged in results for row in judged.finding_rows]
+            answer_rows = [row for judged in results for row in judged.verification_rows]
             if turn_rows and self._turns(turn_rows):
                 delays = rows.first_verdict_delays(turn_rows, int(time.time() * 1000))
                 self._metrics.observe(VERDICT_DELAY, *delays)
             if finding_rows:
                 self._findings(finding_rows)
+            if answer_rows:
+                self._verifications(answer_rows)
+            requests = [request for judged in results for request in judged.requests]
+            if requests and self._verify is not None:
+                self._verify(judge, requests)
             for judged in results:
                 for count in judged.counts:
                     self._metrics.inc(count.name, count.amount, **dict(count.labels))

@@ -132,6 +132,9 @@ def _merged(counts: Sequence[Count]) -> list[Count]:
 
 class TurnJudge:
     """The service's runner of the judging core: stored spans in, rows and counts out.
+    With `verify`, each verdict's checkable names come back as requests (`Judged.requests`)
+    and `settle` judges the answers into the next version; `grade` is the settings'
+    severity for the findings verification makes (`ValidationRunner.graded`).
     Not thread-safe: one caller at a time (the pipeline's turn processor, or a worker
     process's loop)."""
 
@@ -145,9 +148,9 @@ class TurnJudge:
         max_open_turns: int = MAX_OPEN_TURNS,
         redactor: Redactor | None = None,
         verify: bool = False,
+        grade: Grade | None = None,
     ) -> None:
         self._redactor = redactor
-        grade: Grade | None = getattr(runner, "graded", None)
         self._core = JudgingCore(
             runner,
             grace_seconds=grace_seconds,

@@ -50,6 +50,7 @@ from factledger.collector.judge.turn_judge import Count, Judged, TurnJudge
 from factledger.collector.redaction import Redactor
 from factledger.processors.assembly.assembler import PriorVerdict
 from factledger.processors.errors import FactLedgerError
+from factledger.processors.judging.core import Settlement
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.spans import SpanRecord
 
@@ -81,6 +82,8 @@ class WorkerConfig:
     as a `validator_error` and the turn is stored with the other findings."""
     quarantined: frozenset[str] = frozenset()
     """Turn ids not to validate: validating them stopped an earlier worker."""
+    verify: bool = False
+    """Ask the verification stage about the names of each verdict (`TurnJudge`)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,13 @@ class _Recall:
     """Verdicts stored before the worker started, ahead of the spans read back with them."""
 
     priors: tuple[PriorVerdict, ...]
+
+
+@dataclass(frozen=True)
+class _Settle:
+    """Verified turns to judge again under their next version."""
+
+    settlements: tuple[Settlement, ...]
 
 
 @dataclass(frozen=True)
@@ -211,6 +221,11 @@ class JudgeWorker:
         spans read back with them. Raises WorkerDied."""
         self._send(_Recall(tuple(priors)))
 
+    def settle(self, settlements: Sequence[Settlement]) -> None:
+        """Hand the worker what verification answered (`TurnJudge.settle`). Raises
+        WorkerDied."""
+        self._send(_Settle(tuple(settlements)))
+
     def request_flush(self) -> None:
         """Ask the worker to judge every open turn; a `Judged` with `flushed` answers,
         after the results of every span sent before. Raises WorkerDied."""
@@ -315,6 +330,8 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig, note: Tur
         grace_seconds=config.grace_seconds,
         max_wait_seconds=config.max_wait_seconds,
         redactor=config.redactor,
+        verify=config.verify,
+        grade=config.runner.graded,
     )
     # Judging allocates many short-lived containers that rarely form cycles: at the
     # default threshold (700) the cyclic collector took about 12% of judging time
@@ -353,18 +370,26 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig, note: Tur
             last_sent = time.monotonic()
 
 
+_WORKER_ERROR = Count("factledger_worker_errors_total", 1, (("worker", "turn-processor"),))
+
+
 def _step(judge: TurnJudge, message: object) -> Judged:
     if isinstance(message, _Recall):
         judge.recall(message.priors)
+    if isinstance(message, _Settle):
+        try:
+            return judge.settle(message.settlements)
+        except Exception:  # the worker must outlive any single batch
+            log.exception("settling %d verified turns failed", len(message.settlements))
+            return Judged(assembled=0, counts=[_WORKER_ERROR], open_turns=judge.open_turns)
     spans = message.spans if isinstance(message, _Spans) else ()
     try:
         return judge.judge(spans, flush=isinstance(message, _Flush))
     except Exception:  # the worker must outlive any single batch
         log.exception("judging a batch of %d spans failed", len(spans))
-        error = Count("factledger_worker_errors_total", 1, (("worker", "turn-processor"),))
         return Judged(
             assembled=len(spans),
-            counts=[error],
+            counts=[_WORKER_ERROR],
             open_turns=judge.open_turns,
             flushed=isinstance(message, _Flush),
         )

@@ -31,10 +31,11 @@ from factledger.collector.judge.worker_process import (
 )
 from factledger.collector.metrics import Metrics
 from factledger.processors.assembly.assembler import PriorVerdict
+from factledger.processors.judging.core import Settlement
 from factledger.processors.judging.drops import Drop
 from factledger.processors.spans import SpanRecord
 
-from .base import FlushRequest
+from .base import FlushRequest, Settlements, take_settlements
 from .hang_watch import HANG_SECONDS, HangWatch
 from .results import VerdictWriter
 
@@ -54,6 +55,13 @@ class _Recall:
     priors: tuple[PriorVerdict, ...]
 
 
+@dataclass(frozen=True)
+class _Settle:
+    """Verification answers for turns this worker judged."""
+
+    settlements: tuple[Settlement, ...]
+
+
 @dataclass(eq=False)
 class _Slot:
     """One judge worker process and what the turn processor tracks of it (the hang watch
@@ -64,7 +72,7 @@ class _Slot:
     failures: int = 0
     """Deaths or failed starts in a row: how long the next restart waits."""
     restart_at: float = 0.0
-    outbox: deque[tuple[SpanRecord, ...] | _Recall] = field(default_factory=deque)
+    outbox: deque[tuple[SpanRecord, ...] | _Recall | _Settle] = field(default_factory=deque)
     """Routed to this worker and not sent yet (waits here while the worker restarts)."""
     open_turns: int = 0
     flush_sent: bool = False
@@ -89,6 +97,7 @@ class WorkerJudging:
         stop: threading.Event,
         recover: Callable[[int], None],
         hang_seconds: float = HANG_SECONDS,
+        settlements: Settlements | None = None,
     ) -> None:
         self._config = config
         self._slots = [_Slot(index) for index in range(workers)]
@@ -100,6 +109,7 @@ class WorkerJudging:
         self._metrics = metrics
         self._stop = stop
         self._recover = recover
+        self._settlements = settlements
         self._watch = HangWatch(self._slots, metrics, stop, hang_seconds)
 
     @property
@@ -148,6 +158,7 @@ class WorkerJudging:
             self._stop.wait(0.1)
             return
         self._route_assembly()
+        self._route_settlements()
         for slot in live:
             worker = slot.worker
             assert worker is not None
@@ -184,6 +195,15 @@ class WorkerJudging:
             for slot, part in zip(self._slots, self._route(item, None), strict=True):
                 if part:
                     slot.outbox.append(part)
+
+    def _route_settlements(self) -> None:
+        """Verification answers go back to the worker that judged their turns (a worker
+        restarted meanwhile takes them as the next version all the same)."""
+        if self._settlements is None:
+            return
+        for judge, settled in take_settlements(self._settlements).items():
+            if 0 <= judge < len(self._slots):
+                self._slots[judge].outbox.append(_Settle(tuple(settled)))
 
     def _route(
         self, spans: tuple[SpanRecord, ...], only: frozenset[int] | None
@@ -228,6 +248,9 @@ class WorkerJudging:
             if isinstance(message, _Recall):
                 worker.recall(message.priors)
                 continue
+            if isinstance(message, _Settle):
+                worker.settle(message.settlements)
+                continue
             unsent = worker.send(message, ASSEMBLY_CHUNK)
             if unsent:
                 self._backlog.assembled(unsent)
@@ -239,7 +262,7 @@ class WorkerJudging:
 
     def _apply(self, results: Sequence[Judged], slot: _Slot) -> None:
         try:
-            self._verdicts.write(results)
+            self._verdicts.write(results, slot.index)
         finally:
             slot.open_turns = results[-1].open_turns
             if any(judged.flushed for judged in results):
