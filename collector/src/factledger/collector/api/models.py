@@ -197,6 +197,36 @@ class Finding(ApiModel):
     call_id: str | None = Field(description="the tool call the finding is about, if one")
 
 
+class Verification(ApiModel):
+    """What a source of truth answered about a name the reply uses (docs/verification.md)."""
+
+    subject_kind: Literal["commit", "ref", "path", "symbol", "url", "record"]
+    name: str = Field(description="the name as the source was asked about it")
+    claimed_absent: bool = Field(
+        description="the reply says it does not exist (then existing confirms the finding)"
+    )
+    span: tuple[int, int] | None = Field(description="[start, end) in the reply, if located")
+    finding: int | None = Field(
+        description="index in `findings` of the finding this answer settled or confirmed;"
+        " null when the finding was withdrawn (refuted) or no finding names it"
+    )
+    finding_kind: Kind | None = Field(
+        description="kind of the finding the name came from; null for a name no finding"
+        " named before verification (a short SHA, a name said not to exist)"
+    )
+    outcome: Literal["confirmed", "refuted", "unverifiable"] = Field(
+        description="confirmed: the hallucination is proven at the source; refuted: the"
+        " source agrees with the reply (the finding is withdrawn); unverifiable: no source"
+        " could settle it (see `reason`)"
+    )
+    source: str = Field(description="where it was asked: trace:<tool> (<call>), git:<repo>, ...")
+    query: str = Field(description="the exact question put to the source")
+    answer: str = Field(description="what the source answered (bounded, redacted)")
+    reason: str | None = Field(description="why an unverifiable answer is one")
+    checked_at: datetime | None
+    duration_ms: float
+
+
 class SpanEvent(ApiModel):
     name: str
     time: RfcTime
@@ -255,6 +285,9 @@ class TurnDetail(TurnSummary):
     )
     has_class5: bool
     findings: list[Finding]
+    verifications: list[Verification] = Field(
+        description="the sources of truth's answers the latest verdict applies"
+    )
     spans: list[Span]
     reviews: list[Review]
     versions: list[VerdictVersion] = Field(description="every verdict, oldest first")

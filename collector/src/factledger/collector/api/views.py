@@ -80,6 +80,28 @@ def finding_view(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def verification_view(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A `verifications` row as the API shows a source's answer: the name asked about,
+    the finding of the version it settled (`finding`: its index, null for none), and the
+    evidence (source, the exact query, the answer, when, how long)."""
+    checked_ms = int(row["checked_ms"])
+    return {
+        "subject_kind": row["SubjectKind"],
+        "name": row["Name"],
+        "claimed_absent": bool(row["ClaimedAbsent"]),
+        "span": None if row["SpanStart"] < 0 else [int(row["SpanStart"]), int(row["SpanEnd"])],
+        "finding": None if row["FindingIdx"] < 0 else int(row["FindingIdx"]),
+        "finding_kind": row["FindingKind"] or None,
+        "outcome": row["Outcome"],
+        "source": row["Source"],
+        "query": row["Query"],
+        "answer": row["Answer"],
+        "reason": row["Reason"] or None,
+        "checked_at": datetime.fromtimestamp(checked_ms / 1000, UTC) if checked_ms > 0 else None,
+        "duration_ms": round(float(row["DurationMs"]), 3),
+    }
+
+
 def json_value(text: str | None) -> Any:
     """A tool's result as a JSON value: the object or array it holds when it is JSON
     text of one, else the text itself. Scalars stay text: `"42"` is what the tool said,

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..api.views import finding_view, max_score, span_view, tool_call_view
+from ..api.views import finding_view, max_score, span_view, tool_call_view, verification_view
 from ..rows import epoch_ms, from_epoch_ms
 from .connection import Connection
 from .sql import (
@@ -162,6 +162,7 @@ class TurnQueries(Connection):
             max_score=max_score(float(latest["MaxScore"]), bool(latest["HasClass5"])),
             has_class5=bool(latest["HasClass5"]),
             findings=self._findings(tenant, turn_id, int(latest["Version"])),
+            verifications=self._verifications(tenant, turn_id, int(latest["Version"])),
             spans=self._spans_of_turn(tenant, latest),
             reviews=self._reviews(tenant, turn_id),
             versions=[
@@ -186,6 +187,19 @@ class TurnQueries(Connection):
             {"tenant": tenant, "turn_id": turn_id, "version": version},
         )
         return [finding_view(r) for r in rows]
+
+    def _verifications(self, tenant: str, turn_id: str, version: int) -> list[dict[str, Any]]:
+        """What the sources of truth answered, as the latest version applied it."""
+        rows = self._query(
+            "SELECT SubjectKind, Name, ClaimedAbsent, SpanStart, SpanEnd, FindingIdx,"
+            " FindingKind, Outcome, Source, Query, Answer, Reason,"
+            " toUnixTimestamp64Milli(CheckedAt) AS checked_ms, DurationMs"
+            " FROM {db}.verifications"
+            " WHERE Tenant = {tenant:String} AND TurnId = {turn_id:String}"
+            " AND Version = {version:UInt32} ORDER BY Idx LIMIT 1 BY Idx",
+            {"tenant": tenant, "turn_id": turn_id, "version": version},
+        )
+        return [verification_view(r) for r in rows]
 
     def _spans_of_turn(self, tenant: str, turn: Mapping[str, Any]) -> list[dict[str, Any]]:
         span_ids = list(turn["SpanIds"])
