@@ -7,9 +7,11 @@ tag or remote-tracking branch; a path is a tree entry at the ref (a trailing `/`
 a directory), from the root or under a sub-directory the calls worked in; a symbol is a
 definition at the ref, or failing that a mention (said so in the answer).
 
-A mirror never confirms while stale: a name it lacks (or, claimed absent, holds) is asked
-again after one fetch, unless it was fetched within `min_fetch_interval_seconds`. When the
-turn concerns several repositories, a name is absent only when absent from all of them.
+A mirror is fetched before it is asked when its last fetch is older than
+`min_fetch_interval_seconds` (so a rewritten history is seen: the commits it removed are
+gone, the new ones found). When that fetch fails, what the mirror still holds may refute
+a finding but never confirms one: the answer is `unreachable` (or `timeout`), retryable.
+When the turn concerns several repositories, a name is absent only when absent from all.
 """
 
 from __future__ import annotations
@@ -138,21 +140,23 @@ class GitVerifier:
                 return git_dir
             return _check(git_dir, scope, subject.kind, name, deadline)
         ran: list[str] = []
-        if not mirror.exists:
+        failed: FetchResult | None = None
+        if mirror.stale:
             fetched = mirror.update(deadline)
-            if fetched is not None and not fetched.ok:
-                return _fetch_failed(fetched)
-            ran.extend([fetched.result.query] if fetched is not None else [])
+            if fetched is not None:
+                ran.append(fetched.result.query)
+                if not fetched.ok:
+                    failed = fetched
+            if failed is not None and (not mirror.exists or time.monotonic() >= deadline):
+                return _fetch_failed(failed, tuple(ran))
         probe = _check(str(mirror.git_dir), scope, subject.kind, name, deadline)
+        ran.extend(probe.queries)
         would_confirm = probe.exists is not None and probe.exists == subject.claimed_absent
-        if (would_confirm or probe.reason == UNKNOWN_REF) and mirror.stale:
-            ran.extend(probe.queries)
-            fetched = mirror.update(deadline)
-            if fetched is not None and not fetched.ok:
-                return _fetch_failed(fetched, before=tuple(ran))
-            ran.extend([fetched.result.query] if fetched is not None else [])
-            probe = _check(str(mirror.git_dir), scope, subject.kind, name, deadline)
-        return replace(probe, queries=(*ran, *probe.queries))
+        if failed is not None and (would_confirm or probe.reason == UNKNOWN_REF):
+            # What a mirror that could not be brought up to date still holds may refute
+            # a finding, never confirm one.
+            return _fetch_failed(failed, tuple(ran))
+        return replace(probe, queries=tuple(ran))
 
     def _local_git_dir(self, repository: GitRepository, deadline: float) -> str | Probe:
         with self._git_dirs_lock:
@@ -202,9 +206,8 @@ def _check(git_dir: str, scope: GitScope, kind: SubjectKind, name: _Name, deadli
     return check_symbol(git_dir, scope, name, deadline)
 
 
-def _fetch_failed(fetched: FetchResult, before: tuple[str, ...] = ()) -> Probe:
+def _fetch_failed(fetched: FetchResult, queries: tuple[str, ...]) -> Probe:
     result = fetched.result
-    queries = (*before, result.query)
     if result.timed_out:
         return Probe(None, queries, "fetch did not finish in time", TIMEOUT, retryable=True)
     answer = bounded(result.stderr) or f"git exited with {result.returncode}"

@@ -115,7 +115,7 @@ def check_ref(git_dir: str, name: str, deadline: float) -> Probe:
 def _names_ref(ref: str, name: str) -> bool:
     if name.startswith("refs/"):
         return ref == name
-    if ref in (f"refs/heads/{name}", f"refs/tags/{name}"):
+    if ref in (f"refs/heads/{name}", f"refs/tags/{name}", f"refs/remotes/{name}"):
         return True
     # refs/remotes/<remote>/<name>: a branch as a working tree's remote has it.
     return (
