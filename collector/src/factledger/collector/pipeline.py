@@ -169,6 +169,8 @@ class Pipeline:
             insert("findings", store.insert_findings),
             self._backlog,
             metrics,
+            snapshots=insert("snapshots", store.insert_snapshots),
+            evidence=insert("turn_evidence", store.insert_turn_evidence),
         )
         self._judging: Judging
         if judge_in_worker:

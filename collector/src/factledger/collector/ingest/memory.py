@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from factledger.collector.evidence_rows import SNAPSHOT_COLUMNS, TURN_EVIDENCE_COLUMNS
 from factledger.collector.rows import FINDING_COLUMNS, SPAN_COLUMNS, TURN_COLUMNS, epoch_ms
 from factledger.collector.store import StoreError
 from factledger.collector.store.recovery import OwedTrace
@@ -22,7 +23,13 @@ from factledger.processors.assembly.assembler import PriorVerdict
 
 from .sink import Rows
 
-_COLUMNS = {"spans": SPAN_COLUMNS, "turns": TURN_COLUMNS, "findings": FINDING_COLUMNS}
+_COLUMNS = {
+    "spans": SPAN_COLUMNS,
+    "turns": TURN_COLUMNS,
+    "findings": FINDING_COLUMNS,
+    "snapshots": SNAPSHOT_COLUMNS,
+    "turn_evidence": TURN_EVIDENCE_COLUMNS,
+}
 
 RowTest = Callable[[dict[str, Any]], bool]
 """A predicate over one row, keyed by its table's column names."""
@@ -71,6 +78,12 @@ class InMemoryStore:
 
     def insert_findings(self, rows: Rows) -> int:
         return self._insert("findings", rows)
+
+    def insert_snapshots(self, rows: Rows) -> int:
+        return self._insert("snapshots", rows)
+
+    def insert_turn_evidence(self, rows: Rows) -> int:
+        return self._insert("turn_evidence", rows)
 
     def _insert(self, table: str, rows: Rows) -> int:
         columns = _COLUMNS[table]

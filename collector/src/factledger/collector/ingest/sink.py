@@ -20,7 +20,7 @@ Rows = Sequence[Sequence[Any]]
 
 
 class RowSink(Protocol):
-    """Inserts of the pipeline's three tables. Each returns how many rows it wrote or
+    """Inserts of the pipeline's tables. Each returns how many rows it wrote or
     raises `StoreError` (`retryable`: the same batch may succeed later; otherwise the
     store refuses a row of it for good). Resending rows already written is harmless."""
 
@@ -29,6 +29,10 @@ class RowSink(Protocol):
     def insert_turns(self, rows: Rows) -> int: ...
 
     def insert_findings(self, rows: Rows) -> int: ...
+
+    def insert_snapshots(self, rows: Rows) -> int: ...
+
+    def insert_turn_evidence(self, rows: Rows) -> int: ...
 
 
 class RecoveryReads(Protocol):

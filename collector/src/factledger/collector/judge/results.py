@@ -1,7 +1,9 @@
-"""Storing what judging produced: turn and finding rows, counts, the verdict delay.
+"""Storing what judging produced: turn, finding and evidence rows, counts, the verdict delay.
 
 One insert per table for a round's results, through the pipeline's held inserts
 (`collector.ingest.retry`): a verdict is never dropped while the store cannot write.
+A turn's evidence (snapshots, citation backings) is stored before its turn row, so a
+reader that sees the turn sees its evidence too.
 """
 
 from __future__ import annotations
@@ -21,9 +23,20 @@ from factledger.collector.metrics import Metrics
 class VerdictWriter:
     """Stores judging results. Called by the turn processor alone."""
 
-    def __init__(self, turns: Send, findings: Send, backlog: Backlog, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        turns: Send,
+        findings: Send,
+        backlog: Backlog,
+        metrics: Metrics,
+        *,
+        snapshots: Send,
+        evidence: Send,
+    ) -> None:
         self._turns = turns
         self._findings = findings
+        self._snapshots = snapshots
+        self._evidence = evidence
         self._backlog = backlog
         self._metrics = metrics
 
@@ -33,6 +46,12 @@ class VerdictWriter:
         try:
             turn_rows = [row for judged in results for row in judged.turn_rows]
             finding_rows = [row for judged in results for row in judged.finding_rows]
+            snapshot_rows = [row for judged in results for row in judged.snapshot_rows]
+            evidence_rows = [row for judged in results for row in judged.evidence_rows]
+            if snapshot_rows:
+                self._snapshots(snapshot_rows)
+            if evidence_rows:
+                self._evidence(evidence_rows)
             if turn_rows and self._turns(turn_rows):
                 delays = rows.first_verdict_delays(turn_rows, int(time.time() * 1000))
                 self._metrics.observe(VERDICT_DELAY, *delays)

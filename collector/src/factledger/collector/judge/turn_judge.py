@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from factledger.collector import rows
+from factledger.collector import evidence_rows, rows
 from factledger.collector.redaction import Redactor
 from factledger.processors.assembly.assembler import AssembledTurn, PriorVerdict
+from factledger.processors.evidence.snapshots import citation_backing, document_snapshots
 from factledger.processors.judging.core import JudgedTurn, JudgingCore, TurnValidator
 from factledger.processors.judging.drops import ASSEMBLY_DROPS, TURN_DROPS, Drop
 from factledger.processors.model import Verdict
@@ -62,6 +63,10 @@ class Judged:
     assembled: int
     turn_rows: list[Row] = field(default_factory=list)
     finding_rows: list[Row] = field(default_factory=list)
+    snapshot_rows: list[Row] = field(default_factory=list)
+    """`snapshots` rows of the judged turns' document reads (`judged_evidence_rows`)."""
+    evidence_rows: list[Row] = field(default_factory=list)
+    """`turn_evidence` rows: one per judged turn, its snapshots and citation backings."""
     counts: list[Count] = field(default_factory=list)
     open_turns: int = 0
     flushed: bool = False
@@ -95,6 +100,28 @@ def judged_rows(
     )
     finding_rows = rows.finding_rows(turn, verdict, version=assembled.version, started_at=started)
     return turn_row, finding_rows
+
+
+def judged_evidence_rows(
+    assembled: AssembledTurn, redactor: Redactor | None = None
+) -> tuple[list[Row], Row]:
+    """The `snapshots` rows and the `turn_evidence` row of one judged turn: what its reads
+    retrieved (fetched at the turn's start, the time the turn carries) and the snapshot
+    backing each citation. Found on the raw turn; stored redacted when `redactor` is set."""
+    turn = assembled.turn
+    snapshots = document_snapshots(turn, fetched_at_ns=assembled.started_at_ns)
+    citations = citation_backing(turn, snapshots)
+    if redactor:
+        snapshots, citations = redactor.evidence(turn, snapshots, citations)
+    evidence_row = evidence_rows.turn_evidence_row(
+        turn.tenant,
+        turn.turn_id,
+        version=assembled.version,
+        started_at=_datetime(assembled.started_at_ns),
+        snapshots=snapshots,
+        citations=citations,
+    )
+    return [evidence_rows.snapshot_row(turn.tenant, s) for s in snapshots], evidence_row
 
 
 def _datetime(unix_nano: int) -> datetime:
@@ -153,18 +180,23 @@ class TurnJudge:
         judgement = self._core.judge(flush=flush)
         turn_rows: list[Row] = []
         finding_rows: list[Row] = []
+        snapshot_rows: list[Row] = []
+        turn_evidence_rows: list[Row] = []
         counts: list[Count] = []
         for judged in judgement.turns:
             try:
                 turn_row, findings = judged_rows(
                     judged.assembled, judged.verdict, validated_at, self._redactor
                 )
+                snapshots, evidence = judged_evidence_rows(judged.assembled, self._redactor)
             except Exception:  # one turn that cannot be shaped never costs its neighbours
                 log.exception("judging turn %s failed", judged.assembled.turn.turn_id)
                 counts.append(drop_count(Drop.TURN_FAILED))
                 continue
             turn_rows.append(turn_row)
             finding_rows.extend(findings)
+            snapshot_rows.extend(snapshots)
+            turn_evidence_rows.append(evidence)
             counts.extend(self._verdict_counts(judged))
         counts.extend(drop_count(reason, amount) for reason, amount in judgement.drops.items())
         counts.extend(self._without_turn_counts(judgement.without_turn))
@@ -172,6 +204,8 @@ class TurnJudge:
             assembled=len(spans),
             turn_rows=turn_rows,
             finding_rows=finding_rows,
+            snapshot_rows=snapshot_rows,
+            evidence_rows=turn_evidence_rows,
             counts=_merged(counts),
             open_turns=judgement.open_turns,
             flushed=flush,
