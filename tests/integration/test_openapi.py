@@ -23,8 +23,8 @@ import pytest
 from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-from factledger.collector.access import AccessConfig
 from factledger.collector import evidence_rows
+from factledger.collector.access import AccessConfig
 from factledger.collector.app import create_app
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig
