@@ -102,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="[NAME=]PATH_OR_URL",
         help="a git repository to settle the reply's commits, branches, paths and symbols "
-        "at (repeatable; a URL is mirrored); with one, every turn concerns it",
+        "at (repeatable; a URL is mirrored); with one, every turn concerns it (default: "
+        "the repositories of --config's [verification.git], if any)",
     )
     p_check.add_argument(
         "--verify-budget",
