@@ -22,12 +22,23 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import metadata
 from urllib.parse import SplitResult
 
 from .address_guard import AddressPolicy, resolve_checked
 from .fetch_errors import FetchError
 
 _CHUNK = 16 * 1024
+
+
+def product_user_agent(product: str) -> str:
+    """The User-Agent a source sees: the product, its version and where to read about it,
+    so an operator who finds it in a log knows who asked and why."""
+    try:
+        version = metadata.version("factledger")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return f"{product}/{version} (+https://github.com/factledger/factledger)"
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
@@ -45,21 +44,11 @@ from factledger.processors.verification.base import (
 from .address_guard import POLICY_KEYS, AddressPolicy
 from .answer_cache import AnswerCache
 from .fetch_errors import FetchError, NameNotFound
-from .guarded_http import Response, request, target_of
+from .guarded_http import Response, product_user_agent, request, target_of
 from .rate_limit import HostRateLimiter
 from .settings_values import read_int, read_number, read_str, reject_unknown
 
-
-def _version() -> str:
-    try:
-        return metadata.version("factledger")
-    except metadata.PackageNotFoundError:
-        return "0"
-
-
-DEFAULT_USER_AGENT = (
-    f"FactLedger-LinkCheck/{_version()} (+https://github.com/factledger/factledger)"
-)
+DEFAULT_USER_AGENT = product_user_agent("FactLedger-LinkCheck")
 _MAX_EVIDENCE_CHARS = 2000
 # HEAD answers these when the server does not do HEAD: ask again with GET.
 _HEAD_UNSUPPORTED = frozenset({405, 501})
