@@ -52,6 +52,7 @@ def site() -> Iterator[Site]:
             "/to-metadata": redirect("http://169.254.169.254/latest/meta-data/"),
             "/to-private": redirect("http://10.0.0.1/admin"),
             "/to-ftp": redirect("ftp://127.0.0.1/file"),
+            "/to-broken": redirect("http://[::1/x"),
             "/error": status(500),
             "/busy": status(429, {"Retry-After": "5"}),
             "/teapot": status(418),
@@ -108,6 +109,7 @@ def check(
         ("/busy", UNVERIFIABLE, "http 429", True),
         ("/teapot", UNVERIFIABLE, "http 418", False),
         ("/to-ftp", UNVERIFIABLE, "refused: unsupported scheme", False),
+        ("/to-broken", UNVERIFIABLE, "unsafe name", False),
     ],
     ids=lambda value: str(value),
 )
@@ -353,7 +355,13 @@ def test_subjects_without_an_http_source_are_left_to_others() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["http://user:secret@example.org/", "http://example.org:99999/", "http://exa mple.org/"]
+    "url",
+    [
+        "http://user:secret@example.org/",
+        "http://example.org:99999/",
+        "http://exa mple.org/",
+        "http://[::1/broken",
+    ],
 )
 def test_unsafe_urls_are_not_asked(url: str) -> None:
     verification = check(url, LinkSettings())
@@ -402,3 +410,48 @@ def test_settings_from_a_mapping() -> None:
 def test_a_bad_setting_is_named(data: dict[str, object], key: str) -> None:
     with pytest.raises(ValueError, match=key):
         LinkSettings.from_mapping(data)
+
+
+def fake_resolver(monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[list[str]]]) -> None:
+    """Names resolve to `answers[name]`, one list per lookup in turn (a lookup past the
+    last fails); IP literals resolve as usual (socket.create_connection looks them up)."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: str, port: int, *args: object, **kwargs: object) -> list:  # type: ignore[type-arg]
+        if host not in answers:
+            return real(host, port, *args, **kwargs)  # type: ignore[arg-type]
+        if not answers[host]:
+            raise socket.gaierror(socket.EAI_AGAIN, "looked up a second time")
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))
+            for address in answers[host].pop(0)
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def test_every_resolved_address_is_checked(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_resolver(monkeypatch, {"mixed.test": [["127.0.0.1", "10.0.0.1"]]})
+    policy = AddressPolicy(allow_hosts=("mixed.test",), allowed_networks=LOOPBACK)
+    before = len(site.seen)
+    verification = check(site.url("/ok", host="mixed.test"), loopback_settings(policy=policy))
+    assert (verification.reason, verification.answer) == (
+        "refused: private address",
+        "10.0.0.1: private",
+    )
+    assert len(site.seen) == before
+
+
+def test_the_connection_goes_to_the_checked_address(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One lookup only: a second one (at connect time, where a rebinding answer would
+    # come from) fails the check.
+    fake_resolver(monkeypatch, {"pinned.test": [["127.0.0.1"]]})
+    policy = AddressPolicy(allow_hosts=("pinned.test",), allowed_networks=LOOPBACK)
+    verification = check(
+        site.url("/ok?pinned", host="pinned.test"), loopback_settings(policy=policy)
+    )
+    assert verification.outcome is REFUTED
+    hosts = [s.headers.get("Host") for s in site.seen if s.path == "/ok?pinned"]
+    assert hosts == [f"pinned.test:{site.port}"]

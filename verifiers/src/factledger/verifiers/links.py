@@ -146,7 +146,10 @@ class LinkVerifier:
     def verify(self, subject: Subject, turn: Turn, timeout: float) -> Verification | None:
         if subject.kind is not SubjectKind.URL:
             return None
-        url = urlsplit(subject.name.strip())
+        try:
+            url = urlsplit(subject.name.strip())
+        except ValueError:  # `http://[::1` and the like: a token, not an address
+            return _verification(subject, _unsafe_probe())
         if url.scheme.lower() not in ("http", "https"):
             return None
         url = url._replace(fragment="")
@@ -175,6 +178,8 @@ class LinkVerifier:
         except FetchError as error:
             reason, retryable = error.reason, error.retryable
             answer = error.detail
+        except ValueError:  # a Location no URL parser takes
+            reason = "unsafe name"
         return _Probe(
             exists=exists,
             query=hops.text(),
@@ -239,6 +244,10 @@ class LinkVerifier:
             max_body=self.settings.max_body_bytes,
             tls=self._tls,
         )
+
+
+def _unsafe_probe() -> _Probe:
+    return _Probe(None, "", "", time.time(), 0.0, reason="unsafe name")
 
 
 def _bounded(text: str) -> str:
