@@ -16,7 +16,6 @@ from factledger.processors.verification.base import (
     Subject,
     SubjectKind,
     Verification,
-    VerificationOutcome,
 )
 from factledger.verifiers.address_guard import AddressPolicy, address_category, host_matches
 from factledger.verifiers.answer_cache import AnswerCache
@@ -26,10 +25,8 @@ from factledger.verifiers.links import LinkSettings, LinkVerifier
 from factledger.verifiers.rate_limit import HostRateLimiter
 
 from .loopback_site import Site, head_refused, redirect, slow, status
+from .outcomes import CONFIRMED, REFUTED, UNVERIFIABLE
 
-CONFIRMED = VerificationOutcome.CONFIRMED
-REFUTED = VerificationOutcome.REFUTED
-UNVERIFIABLE = VerificationOutcome.UNVERIFIABLE
 TURN = Turn(reply="see the link")
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 

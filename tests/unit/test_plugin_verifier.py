@@ -15,16 +15,13 @@ from factledger.processors.verification.base import (
     Subject,
     SubjectKind,
     Verification,
-    VerificationOutcome,
 )
 from factledger.verifiers.json_lookup import JsonLookupVerifier
 from factledger.verifiers.plugins import PluginError, PluginVerifier, load_plugin
 
 from .loopback_site import Site, json_body, redirect, slow, status
+from .outcomes import CONFIRMED, REFUTED, UNVERIFIABLE
 
-CONFIRMED = VerificationOutcome.CONFIRMED
-REFUTED = VerificationOutcome.REFUTED
-UNVERIFIABLE = VerificationOutcome.UNVERIFIABLE
 TURN = Turn(reply="OPS-12 is fixed")
 TOKEN = "Bearer s3cret-token-Zq9"
 JSON_LOOKUP = "factledger.verifiers.json_lookup:JsonLookupVerifier"
@@ -75,25 +72,22 @@ def test_a_plugin_that_cannot_load_is_named(spec: str, options: Any, message: st
     assert message in str(raised.value)
 
 
-def test_a_plugin_that_raises_is_unverifiable_and_its_message_stays_out() -> None:
-    answer = ask(load_plugin("tests.unit.plugin_examples:breaks"), "OPS-1")
-    assert answer is not None
-    assert (answer.outcome, answer.reason, answer.answer) == (
+@pytest.mark.parametrize(
+    ("attribute", "answer"),
+    [("breaks", "RuntimeError"), ("returns_text", "returned str")],
+    ids=["raises", "returns-text"],
+)
+def test_a_plugin_that_fails_is_unverifiable_and_its_message_stays_out(
+    attribute: str, answer: str
+) -> None:
+    verification = ask(load_plugin(f"tests.unit.plugin_examples:{attribute}"), "OPS-1")
+    assert verification is not None
+    assert (verification.outcome, verification.reason, verification.answer) == (
         UNVERIFIABLE,
         "plugin error",
-        "RuntimeError",
+        answer,
     )
-    assert "abc123" not in repr(answer)
-
-
-def test_a_plugin_that_returns_something_else_is_unverifiable() -> None:
-    answer = ask(load_plugin("tests.unit.plugin_examples:returns_text"), "OPS-1")
-    assert answer is not None
-    assert (answer.outcome, answer.reason, answer.answer) == (
-        UNVERIFIABLE,
-        "plugin error",
-        "returned str",
-    )
+    assert "abc123" not in repr(verification)
 
 
 def test_a_plugin_past_its_timeout_is_unverifiable_retryable_in_time() -> None:

@@ -13,13 +13,10 @@ from factledger.processors.verification.base import (
     Subject,
     SubjectKind,
     Verification,
-    VerificationOutcome,
 )
 from factledger.verifiers.workspace import WorkspaceSettings, WorkspaceVerifier
 
-CONFIRMED = VerificationOutcome.CONFIRMED
-REFUTED = VerificationOutcome.REFUTED
-UNVERIFIABLE = VerificationOutcome.UNVERIFIABLE
+from .outcomes import CONFIRMED, REFUTED, UNVERIFIABLE
 
 
 @pytest.fixture
