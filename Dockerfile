@@ -16,6 +16,7 @@ COPY processors ./processors
 COPY collector ./collector
 COPY dashboard ./dashboard
 COPY schemas ./schemas
+COPY verifiers ./verifiers
 # The image runs the service and (docker-compose.yml) the dashboard: both extras. The last
 # step fails the build unless the installed package imports its compiled modules.
 RUN pip wheel --no-deps --wheel-dir /wheels . \
