@@ -106,6 +106,18 @@ def _parser() -> argparse.ArgumentParser:
         "the repositories of --config's [verification.git], if any)",
     )
     p_check.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="a directory the agent worked in, to settle paths and symbols at (default: "
+        "--config's [verification.workspace], if any)",
+    )
+    p_check.add_argument(
+        "--links",
+        action="store_true",
+        help="check the reply's links over HTTP(S) (public addresses only; default: off "
+        "unless --config's [verification.links] is there)",
+    )
+    p_check.add_argument(
         "--verify-budget",
         type=float,
         default=10.0,
@@ -398,6 +410,10 @@ def _verifiers(args: argparse.Namespace) -> list[Verifier]:
                 name, location = Path(spec.rstrip("/")).name or spec, spec
             repositories[name] = location
         section["git"] = {**section.get("git", {}), "repositories": repositories}
+    if args.workspace:
+        section["workspace"] = {**section.get("workspace", {}), "root": args.workspace}
+    if args.links:
+        section.setdefault("links", {})
     if not section:
         return []
     return VerificationSettings.from_mapping(section).verifiers()

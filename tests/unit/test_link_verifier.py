@@ -287,19 +287,27 @@ def test_allow_private_opens_private_networks_but_not_metadata() -> None:
 
 
 def test_a_name_that_does_not_resolve_is_confirmed() -> None:
-    # RFC 2606: .invalid never resolves; this machine's resolver agrees (else no test).
-    try:
+    # RFC 2606: .invalid never resolves, and a resolver that answers for it is broken.
+    with pytest.raises(socket.gaierror) as error:
         socket.getaddrinfo("no-such-host.invalid", 80)
-    except socket.gaierror as error:
-        assert error.errno == socket.EAI_NONAME
-    else:
-        pytest.skip("the resolver answers for .invalid")
-    verification = check("http://no-such-host.invalid/page", LinkSettings())
+    assert error.value.errno == socket.EAI_NONAME
+    # `localhost` resolves without a network: the canary that the resolver answers.
+    verification = check(
+        "http://no-such-host.invalid/page", LinkSettings(resolver_canary="localhost")
+    )
     assert (verification.outcome, verification.answer) == (
         CONFIRMED,
         "name not found: no-such-host.invalid",
     )
     assert verification.query == "HEAD http://no-such-host.invalid/page"
+
+
+def test_without_a_working_resolver_a_name_that_does_not_resolve_is_unverifiable() -> None:
+    settings = LinkSettings(resolver_canary="canary.invalid")
+    verification = check("http://no-such-host.invalid/page", settings)
+    assert (verification.outcome, verification.reason) == (UNVERIFIABLE, "resolver offline")
+    assert verification.retryable
+    assert "canary.invalid" in verification.answer
 
 
 def test_the_same_url_is_asked_once_while_cached(site: Site) -> None:

@@ -25,6 +25,7 @@ ten times at once.
 
 from __future__ import annotations
 
+import socket
 import ssl
 import time
 from collections.abc import Mapping
@@ -72,6 +73,9 @@ class LinkSettings:
     unverifiable_ttl_seconds: float = 30.0
     per_host_per_second: float = 5.0
     user_agent: str = DEFAULT_USER_AGENT
+    resolver_canary: str = "example.com"
+    """A name that must resolve before a name that does not counts as invented: on a
+    machine without working DNS every name fails to resolve. Empty: trust the resolver."""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> LinkSettings:
@@ -86,8 +90,11 @@ class LinkSettings:
             unverifiable_ttl_seconds=read_number(data, "unverifiable_ttl_seconds", 30.0),
             per_host_per_second=read_number(data, "per_host_per_second", 5.0, minimum=0.01),
             user_agent=read_str(data, "user_agent", DEFAULT_USER_AGENT) or DEFAULT_USER_AGENT,
+            resolver_canary=read_str(data, "resolver_canary", "example.com"),
         )
 
+
+_CANARY_SECONDS = 60.0
 
 _LINK_KEYS = (
     "timeout_seconds",
@@ -97,6 +104,7 @@ _LINK_KEYS = (
     "unverifiable_ttl_seconds",
     "per_host_per_second",
     "user_agent",
+    "resolver_canary",
 )
 
 
@@ -138,6 +146,7 @@ class LinkVerifier:
         self._tls = tls
         self._cache: AnswerCache[_Probe] = AnswerCache()
         self._limiter = HostRateLimiter(self.settings.per_host_per_second)
+        self._canary: tuple[float, bool] | None = None
 
     @property
     def name(self) -> str:
@@ -174,7 +183,12 @@ class LinkVerifier:
         try:
             exists, reason, retryable, answer = self._follow(url, started + timeout, hops)
         except NameNotFound as error:
-            exists, answer = False, f"name not found: {error.host}"
+            if self._resolver_works():
+                exists, answer = False, f"name not found: {error.host}"
+            else:
+                canary = self.settings.resolver_canary
+                reason, retryable = "resolver offline", True
+                answer = f"name not found: {error.host}, nor the canary {canary}"
         except FetchError as error:
             reason, retryable = error.reason, error.retryable
             answer = error.detail
@@ -189,6 +203,22 @@ class LinkVerifier:
             reason=reason,
             retryable=retryable,
         )
+
+    def _resolver_works(self) -> bool:
+        """The canary resolves (asked at most once a minute)."""
+        canary = self.settings.resolver_canary
+        if not canary:
+            return True
+        now = time.monotonic()
+        if self._canary is not None and now - self._canary[0] < _CANARY_SECONDS:
+            return self._canary[1]
+        try:
+            socket.getaddrinfo(canary, None)
+            works = True
+        except OSError:
+            works = False
+        self._canary = (now, works)
+        return works
 
     def _follow(
         self, url: SplitResult, deadline: float, hops: _Hops

@@ -14,7 +14,10 @@ naming the key (`verification.git.repositories`, ...).
     [verification.git]          # factledger.verifiers.git_settings
     [verification.links]        # factledger.verifiers.links
     [verification.workspace]    # factledger.verifiers.workspace
-    [[verification.plugins]]    # factledger.verifiers.plugins
+    [[verification.plugins]]    # factledger.verifiers.plugins: name, path, options
+    name = "tickets"
+    path = "factledger.verifiers.json_lookup:JsonLookupVerifier"
+    options = { url = "https://tickets.example.com/api/tickets/{name}" }
 
 The sources are asked in this order: the trace, the workspace (uncommitted files are
 there first), git, plugins, links; the first that settles a name answers.
@@ -35,6 +38,9 @@ from factledger.processors.verification.trace_source import TraceVerifier
 from . import git_settings
 from .git import GitVerifier
 from .git_settings import GitSettings
+from .links import LinkSettings, LinkVerifier
+from .plugins import PluginError, PluginVerifier, load_plugin
+from .workspace import WorkspaceSettings, WorkspaceVerifier
 
 _KEYS = frozenset(
     {
@@ -46,8 +52,12 @@ _KEYS = frozenset(
         "per_source_seconds",
         "retry_seconds",
         "git",
+        "links",
+        "workspace",
+        "plugins",
     }
 )
+_PLUGIN_KEYS = frozenset({"name", "path", "options"})
 T = TypeVar("T")
 
 
@@ -63,6 +73,10 @@ class VerificationSettings:
     per_source_seconds: float = 10.0
     retry_seconds: tuple[float, ...] = (5.0, 30.0, 120.0)
     git: GitSettings | None = None
+    links: LinkSettings | None = None
+    workspace: WorkspaceSettings | None = None
+    plugins: tuple[PluginVerifier, ...] = ()
+    """Loaded when the settings are read, so a bad import path stops start-up."""
     sources: tuple[str, ...] = field(default=())
     """Names of the configured sources, in the order they are asked (for logs)."""
 
@@ -83,6 +97,9 @@ class VerificationSettings:
         if unknown:
             raise ConfigError(f"verification.{unknown[0]}: unknown key")
         git = _source(section, "git", git_settings.from_mapping)
+        links = _source(section, "links", LinkSettings.from_mapping)
+        workspace = _source(section, "workspace", WorkspaceSettings.from_mapping)
+        plugins = _plugins(section.get("plugins", []))
         retry = section.get("retry_seconds", [5.0, 30.0, 120.0])
         if not isinstance(retry, list) or not all(_non_negative(v) for v in retry):
             raise ConfigError("verification.retry_seconds: a list of seconds (>= 0)")
@@ -95,9 +112,11 @@ class VerificationSettings:
             per_source_seconds=_seconds(section, "per_source_seconds", 10.0),
             retry_seconds=tuple(float(v) for v in retry),
             git=git,
+            links=links,
+            workspace=workspace,
+            plugins=plugins,
         )
-        names = [name for name, on in (("trace", settings.trace), ("git", git)) if on]
-        return replace(settings, sources=tuple(names))
+        return replace(settings, sources=tuple(v.name for v in settings.verifiers()))
 
     def verifiers(self) -> list[Verifier]:
         """The configured sources, in the order they are asked; none when disabled."""
@@ -106,8 +125,13 @@ class VerificationSettings:
         out: list[Verifier] = []
         if self.trace:
             out.append(TraceVerifier())
+        if self.workspace is not None:
+            out.append(WorkspaceVerifier(self.workspace))
         if self.git is not None:
             out.append(GitVerifier(self.git))
+        out.extend(self.plugins)
+        if self.links is not None:
+            out.append(LinkVerifier(self.links))
         return out
 
 
@@ -125,6 +149,29 @@ def _source(
         message = str(exc)
         where = f"verification.{key}"
         raise ConfigError(message if message.startswith(where) else f"{where}: {message}") from exc
+
+
+def _plugins(entries: Any) -> tuple[PluginVerifier, ...]:
+    if not isinstance(entries, list):
+        raise ConfigError("verification.plugins: a list of tables ([[verification.plugins]])")
+    loaded: list[PluginVerifier] = []
+    for index, entry in enumerate(entries):
+        where = f"verification.plugins[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where}: must be a table")
+        unknown = sorted(set(entry) - _PLUGIN_KEYS)
+        if unknown:
+            raise ConfigError(f"{where}.{unknown[0]}: unknown key")
+        path, options, name = entry.get("path"), entry.get("options", {}), entry.get("name")
+        if not isinstance(path, str):
+            raise ConfigError(f"{where}.path: the plugin's import path, package.module:attribute")
+        if not isinstance(options, Mapping) or not (name is None or isinstance(name, str)):
+            raise ConfigError(f"{where}: `options` must be a table and `name` a string")
+        try:
+            loaded.append(load_plugin(path, options, name=name))
+        except PluginError as exc:
+            raise ConfigError(f"{where}: {exc}") from exc
+    return tuple(loaded)
 
 
 def _flag(section: Mapping[str, Any], key: str, default: bool) -> bool:
