@@ -122,7 +122,8 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         default=argparse.SUPPRESS,
-        help="settings TOML ([validation] and [verification] sections), as before the command",
+        help="settings TOML ([validation], [verification]), as before the command "
+        "(default: the one given before it, else the built-in settings)",
     )
     p_serve.set_defaults(handler=_cmd_serve)
 

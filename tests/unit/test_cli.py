@@ -397,3 +397,20 @@ def test_every_option_states_its_default_in_help():
                     shown.add(f"{action.default:g}")
                 assert any(s in help_text for s in shown), (prog, action.option_strings)
     assert undocumented == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "config"),
+    [
+        pytest.param(["--config", "a.toml", "serve"], Path("a.toml"), id="before-the-command"),
+        pytest.param(["serve", "--config", "b.toml"], Path("b.toml"), id="after-the-command"),
+        pytest.param(
+            ["--config", "a.toml", "serve", "--config", "b.toml"], Path("b.toml"), id="after-wins"
+        ),
+        pytest.param(["serve"], None, id="none"),
+    ],
+)
+def test_serve_takes_the_settings_file_before_or_after_the_command(
+    argv: list[str], config: Path | None
+) -> None:
+    assert _parser().parse_args(argv).config == config
