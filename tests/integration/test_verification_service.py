@@ -383,7 +383,9 @@ def test_a_bad_verification_setting_stops_serve_before_it_listens(
 
     assert started.returncode != 0
     assert key in started.stderr, started.stderr
-    with socket.socket() as probe:  # it never listened: the port is free to take
+    # It never listened: no server started, and the port is free to take.
+    assert "Uvicorn running" not in started.stderr and "serving on" not in started.stderr
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", port))
 
 
