@@ -146,6 +146,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_serve.add_argument("--data-dir", type=Path, help=_DATA_DIR_HELP)
     p_serve.add_argument("--alerts", type=Path, metavar="FILE", help=_ALERTS_HELP)
+    # Also after the command, where a service's options are looked for; SUPPRESS keeps
+    # one given before it (`factledger --config FILE serve`).
+    p_serve.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="settings TOML ([validation], [verification]), as before the command "
+        "(default: the one given before it, else the built-in settings)",
+    )
     p_serve.set_defaults(handler=_cmd_serve)
 
     p_up = sub.add_parser(

@@ -459,3 +459,20 @@ def test_check_names_a_bad_verification_setting(tmp_path, capsys):
     transcript = write_json(tmp_path, _pushed("Pushed."))
     assert main(["--config", str(config), "check", str(transcript)]) == 2
     assert "verification.threads" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("argv", "config"),
+    [
+        pytest.param(["--config", "a.toml", "serve"], Path("a.toml"), id="before-the-command"),
+        pytest.param(["serve", "--config", "b.toml"], Path("b.toml"), id="after-the-command"),
+        pytest.param(
+            ["--config", "a.toml", "serve", "--config", "b.toml"], Path("b.toml"), id="after-wins"
+        ),
+        pytest.param(["serve"], None, id="none"),
+    ],
+)
+def test_serve_takes_the_settings_file_before_or_after_the_command(
+    argv: list[str], config: Path | None
+) -> None:
+    assert _parser().parse_args(argv).config == config

@@ -106,6 +106,15 @@ def create_app(
         log.info(
             "factledger serving on %s:%d, store %s", settings.host, settings.port, settings.dsn
         )
+        verification = settings.verification
+        verifying = verification.enabled and verification.sources
+        # The settings file is read once here: say what it switched on, or nothing shows it.
+        log.info(
+            "verification: %s",
+            f"{', '.join(verification.sources)}, {verification.threads} threads"
+            if verifying
+            else "off",
+        )
         exposed = exposure_warning(settings.access, settings.host)
         if exposed:
             log.warning(exposed)
