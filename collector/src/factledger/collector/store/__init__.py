@@ -11,6 +11,7 @@ queries are grouped by what they serve:
     sql          limits, shared SQL fragments, row shaping
     turns        TurnQueries     the turns list, one turn
     reviews      ReviewQueries   the review queue, precision, labelled turns for export
+    verifications VerificationQueries  answers per finding kind, per listed turn
     rates        RateQueries     reject-rate series, row counts
     alerts       AlertQueries    alert history, notices, deliveries
     recovery     RecoveryQueries owed traces and their spans, stored verdicts
