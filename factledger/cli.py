@@ -17,14 +17,17 @@ from factledger.collector.private_dirs import restrict_umask
 from factledger.evaluation import Case, CaseResult, evaluate, read_cases
 from factledger.extras import MissingExtra, require
 from factledger.ports import DEFAULT_HOST, DEFAULT_PORT, check_port_free
+from factledger.processors.config_files import read_toml
 from factledger.processors.errors import FactLedgerError, TranscriptError
 from factledger.processors.guard import CheckResult, check
 from factledger.processors.kinds import hallucination_class_of
 from factledger.processors.model import Finding
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
+from factledger.processors.verification.base import Verification, Verifier
 from factledger.progress import progress_bar
 from factledger.reviews_cli import add_reviews_parser
+from factledger.verifiers.settings import VerificationSettings
 
 if TYPE_CHECKING:  # the service's settings import its dependencies (the service extra)
     from factledger.collector.settings import ServiceSettings
@@ -92,6 +95,22 @@ def _parser() -> argparse.ArgumentParser:
         default="auto",
         help="colour the marks (default %(default)s: when printing to a terminal and "
         "NO_COLOR is unset)",
+    )
+    p_check.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="[NAME=]PATH_OR_URL",
+        help="a git repository to settle the reply's commits, branches, paths and symbols "
+        "at (repeatable; a URL is mirrored); with one, every turn concerns it (default: "
+        "the repositories of --config's [verification.git], if any)",
+    )
+    p_check.add_argument(
+        "--verify-budget",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time for every source of truth together (default %(default)s)",
     )
     p_check.set_defaults(handler=_cmd_check)
 
@@ -342,7 +361,13 @@ def _runner(args: argparse.Namespace) -> ValidationRunner:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     transcript = _read_transcript(args.file)
-    result = check(transcript, runner=_runner(args))
+    verifiers = _verifiers(args)
+    result = check(
+        transcript,
+        runner=_runner(args),
+        verifiers=verifiers,
+        budget_seconds=args.verify_budget,
+    )
     if args.json:
         payload = {
             "verdict": result.outcome.value,
@@ -351,11 +376,31 @@ def _cmd_check(args: argparse.Namespace) -> int:
             "annotated_reply": result.annotate(),
             "user_quoted": list(result.user_quoted),
             "validators": list(result.verdict.validators),
+            "verifications": [verification_json(v) for v in result.verifications],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         print(_check_text(result, color=_use_color(args.color), nudge=args.nudge))
     return 0
+
+
+def _verifiers(args: argparse.Namespace) -> list[Verifier]:
+    """The sources `--config`'s [verification] section and the flags name; none without
+    either (the trace alone is a source then only when the section asks for it)."""
+    section: dict[str, Any] = {}
+    if args.config:
+        section = dict(read_toml(args.config, "the settings").get("verification", {}))
+    if args.repo:
+        repositories = dict(section.get("git", {}).get("repositories", {}))
+        for spec in args.repo:
+            name, sep, location = spec.partition("=")
+            if not sep:
+                name, location = Path(spec.rstrip("/")).name or spec, spec
+            repositories[name] = location
+        section["git"] = {**section.get("git", {}), "repositories": repositories}
+    if not section:
+        return []
+    return VerificationSettings.from_mapping(section).verifiers()
 
 
 def _check_text(result: CheckResult, *, color: bool, nudge: bool) -> str:
@@ -372,6 +417,14 @@ def _check_text(result: CheckResult, *, color: bool, nudge: bool) -> str:
         token = f" `{f.token[:80]}`" if f.token else ""
         severity = reply_marks.severity_text(f.effective_severity, color=color)
         lines.append(f"  [{number}] {severity} {f.kind.value}{token}{where}: {f.message}")
+    if result.verifications:
+        lines += ["", "verified at the source:"]
+        for answer in result.verifications:
+            why = f" ({answer.reason})" if answer.reason else ""
+            lines.append(
+                f"  {answer.outcome.value} {answer.subject.kind.value} `{answer.subject.name}`"
+                f" by {answer.source}{why}: {answer.answer or answer.query}"
+            )
     if result.nudge and nudge:
         lines += ["", "self-correction nudge:", result.nudge]
     elif result.nudge:
@@ -478,6 +531,25 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "validator": f.validator,
         "score": f.score,
         "call_id": f.call_id,
+    }
+
+
+def verification_json(answer: Verification) -> dict[str, Any]:
+    """A source's answer as the CLI prints it: the keys of the query API's verifications
+    that a check without a store has (no finding index, no stored time)."""
+    subject = answer.subject
+    return {
+        "subject_kind": subject.kind.value,
+        "name": subject.name,
+        "claimed_absent": subject.claimed_absent,
+        "span": None if subject.span is None else [subject.span.start, subject.span.end],
+        "finding_kind": subject.finding_kind.value if subject.finding_kind else None,
+        "outcome": answer.outcome.value,
+        "source": answer.source,
+        "query": answer.query,
+        "answer": answer.answer,
+        "reason": answer.reason or None,
+        "duration_ms": round(answer.duration_ms, 3),
     }
 
 

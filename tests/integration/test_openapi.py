@@ -23,10 +23,12 @@ import pytest
 from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
+from factledger.collector import evidence_rows
 from factledger.collector.access import AccessConfig
 from factledger.collector.app import create_app
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig
+from factledger.processors.evidence.snapshots import Snapshot
 from tests.integration.otlp_turns import log_request, turn_request
 
 ACME_IN = "acme-ingest-token-0001"
@@ -45,6 +47,7 @@ STORE_READS = (
     "/api/v1/stats/reject-rate",
     "/api/v1/stats/review-precision",
     "/api/v1/alerts",
+    "/api/v1/snapshots/{hash}",
 )
 
 
@@ -173,6 +176,14 @@ def test_every_status_is_declared_with_the_body_it_has(client: TestClient, store
     walk("post", "/api/v1/turns/{turn_id}/reviews", 201, path=turn, json=review)
     walk("post", "/api/v1/turns/{turn_id}/reviews", 404, path=unknown, json=review)
     walk("post", "/api/v1/turns/{turn_id}/reviews", 422, path=turn, json={"label": "maybe"})
+    now_ns = time.time_ns()  # a row older than the retention is dropped as it arrives
+    page = Snapshot("a" * 64, "https://example.org/", "fetch_url", "c", "t", "r", now_ns, 4, "page")
+    store.insert_snapshots([evidence_rows.snapshot_row("acme", page)])
+    snapshot = "/api/v1/snapshots/{hash}"
+    walk("get", snapshot, 200, path={"hash": page.hash})
+    walk("get", snapshot, 404, path={"hash": "0" * 64})
+    walk("get", snapshot, 403, path={"hash": page.hash}, params={"tenant": "globex"})
+    walk("get", snapshot, 422, path={"hash": "not-a-hash"})
     rate = "/api/v1/stats/reject-rate"
     walk("get", rate, 200, params={"group_by": "kind", "bucket": "1m"})
     walk("get", rate, 422, params={"since": "2025-01-02", "until": "2025-01-01"})
@@ -194,6 +205,7 @@ def test_every_status_is_declared_with_the_body_it_has(client: TestClient, store
     # Every operation, without a token: 401 wherever a token is needed.
     for template, method in walk.operations():
         path = {name: "x" for name in ("turn_id", "review_id") if f"{{{name}}}" in template}
+        path |= {"hash": page.hash} if "{hash}" in template else {}
         open_route = template in ("/healthz", "/readyz")
         walk(method, template, 200 if open_route else 401, token=None, path=path, json={})
 
@@ -205,7 +217,7 @@ def test_every_status_is_declared_with_the_body_it_has(client: TestClient, store
         for status, failing in failures.items():
             _with_store(client, failing)
             for template in STORE_READS:
-                answer = walk("get", template, status, path=turn)
+                answer = walk("get", template, status, path={**turn, "hash": page.hash})
                 assert json.loads(answer.text) == {"detail": answer.json()["detail"]}
                 assert "Code:" not in answer.text and "Exception" not in answer.text
     finally:

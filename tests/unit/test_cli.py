@@ -397,3 +397,65 @@ def test_every_option_states_its_default_in_help():
                     shown.add(f"{action.default:g}")
                 assert any(s in help_text for s in shown), (prog, action.option_strings)
     assert undocumented == []
+
+
+# --- check with sources of truth -------------------------------------------------------
+
+
+def _repository(path: Path) -> str:
+    """A git repository with one commit holding src/app.py; its short SHA."""
+    path.mkdir()
+    (path / "src").mkdir()
+    (path / "src" / "app.py").write_text("def build_registry(cfg):\n    return {}\n")
+    git = ["git", "-C", str(path), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    out = subprocess.run([*git, "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def _pushed(reply: str) -> dict[str, Any]:
+    return {
+        "model": "gpt-4o",
+        "tools": [{"type": "function", "function": {"name": "git_push", "parameters": {}}}],
+        "messages": [
+            {"role": "user", "content": "push it"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "git_push", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "Everything up-to-date"},
+            {"role": "assistant", "content": reply},
+        ],
+    }
+
+
+def test_check_with_a_repository_settles_short_shas_at_the_source(tmp_path, capsys):
+    real = _repository(tmp_path / "site")
+    transcript = write_json(tmp_path, _pushed(f"Pushed: HEAD is {real}, the fix 9d22a7c."))
+    assert main(["check", str(transcript), "--color", "never"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "verdict: pass"
+    assert main(["check", str(transcript), "--repo", str(tmp_path / "site"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["verdict"] == "reject"
+    assert [(f["kind"], f["token"]) for f in result["findings"]] == [
+        ("fabricated_identifier", "9d22a7c")
+    ]
+    outcomes = {v["name"]: (v["outcome"], v["source"]) for v in result["verifications"]}
+    assert outcomes == {real: ("refuted", "git:site"), "9d22a7c": ("confirmed", "git:site")}
+
+
+def test_check_names_a_bad_verification_setting(tmp_path, capsys):
+    config = tmp_path / "settings.toml"
+    config.write_text("[verification]\nthreads = 0\n")
+    transcript = write_json(tmp_path, _pushed("Pushed."))
+    assert main(["--config", str(config), "check", str(transcript)]) == 2
+    assert "verification.threads" in one_line_error(capsys)

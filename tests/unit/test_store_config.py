@@ -42,7 +42,7 @@ def test_schema_statements_are_rendered_and_idempotent() -> None:
     everything = schema_statements("ledger_x", 7)
     statements = [s for s in everything if s.startswith("CREATE ")]
     settings = [s for s in everything if not s.startswith("CREATE ")]
-    assert len(statements) == 12
+    assert len(statements) == 14  # snapshots and turn_evidence (011) among them
     # Migrations are idempotent too: setting the same value again changes nothing, and a
     # column is added only when missing.
     assert settings and all(
@@ -54,6 +54,6 @@ def test_schema_statements_are_rendered_and_idempotent() -> None:
         assert "IF NOT EXISTS ledger_x." in statement
         assert "{db}" not in statement
         assert "{retention_days}" not in statement
-    assert sum("INTERVAL 7 DAY" in s for s in statements) == 10  # every table, not the views
+    assert sum("INTERVAL 7 DAY" in s for s in statements) == 12  # every table, not the views
     views = [s.split()[6] for s in statements if s.startswith("CREATE MATERIALIZED VIEW")]
     assert views == ["ledger_x.turn_stats_1m", "ledger_x.turn_versions_mv"]

@@ -40,6 +40,7 @@ from factledger.collector.private_dirs import private_directory
 from factledger.collector.service import CurrentIngest, CurrentService, Service
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig, StoreError
+from factledger.collector.verify.stage import stage_limits
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
 
@@ -90,6 +91,8 @@ def create_app(
             max_pending_bytes=settings.queue_bytes,
             redactor=settings.redactor,
             judge_workers=settings.judge_workers,
+            verifiers=settings.verification.verifiers(),
+            verification_limits=stage_limits(settings.verification),
         )
         pipeline.start()
         app.state.service = Service(settings, opened, pipeline, metrics)

@@ -87,7 +87,7 @@ VERDICT_DELAY = "factledger_verdict_delay_seconds"
 VERDICT_DELAY_BUCKETS = (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 12.5, 15, 20, 30, 45, 60, 120, 300)
 """Fine around the default grace period (2 s), coarse where a pipeline has fallen behind."""
 
-_TABLES = ("spans", "turns", "findings")
+_TABLES = ("spans", "turns", "findings", "verifications", "snapshots", "turn_evidence")
 
 CATALOGUE = Catalogue(
     [

@@ -186,6 +186,8 @@ class Pipeline:
             self._backlog,
             metrics,
             self._verification.submit if self._verification else None,
+            snapshots=insert("snapshots", store.insert_snapshots),
+            evidence=insert("turn_evidence", store.insert_turn_evidence),
         )
         self._judging: Judging
         if judge_in_worker:

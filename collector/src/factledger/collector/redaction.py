@@ -43,6 +43,7 @@ import re2  # type: ignore[import-untyped]  # google-re2 ships no type informati
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 from factledger.processors.evidence.outcomes import call_succeeded
+from factledger.processors.evidence.snapshots import CitationBacking, Snapshot
 from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.spans import SpanRecord
@@ -383,11 +384,7 @@ class Redactor:
         verdict themselves when there is nothing to redact, the common case."""
         if self._clean_judged(turn, verdict):
             return turn, verdict
-        # A value the agent passed under a secret's name (`{"password": "two words"}`) is
-        # replaced wherever else it shows: a finding that quotes the argument, the reply.
-        known: list[str] = []
-        for call in turn.tool_calls:
-            self._secret_values(call.arguments, known)
+        known = self._known_secrets(turn)
         reply_edits = self.edits(turn.reply, known)
         stored_turn = replace(
             turn,
@@ -401,6 +398,43 @@ class Redactor:
         )
         findings = tuple(self._finding(f, reply_edits, known) for f in verdict.findings)
         return stored_turn, replace(verdict, findings=findings)
+
+    def evidence(
+        self,
+        turn: Turn,
+        snapshots: Sequence[Snapshot],
+        citations: Sequence[CitationBacking],
+    ) -> tuple[tuple[Snapshot, ...], tuple[CitationBacking, ...]]:
+        """Copies of a turn's snapshots and citation backings to store: contents, addresses
+        and cited texts redacted, citation offsets moved to the redacted reply (as
+        `judged` moves findings'). A snapshot keeps the hash of the raw text: it names
+        what the tool returned, and the same document read again maps to it."""
+        known = self._known_secrets(turn)
+        reply_edits = self.edits(turn.reply, known)
+        stored_snapshots = tuple(
+            replace(
+                s, url_or_path=self.text(s.url_or_path, known), content=self.text(s.content, known)
+            )
+            for s in snapshots
+        )
+        stored_citations = tuple(
+            replace(
+                c,
+                cited=self.text(c.cited, known),
+                start=_moved(c.start, reply_edits),
+                end=_moved(c.end, reply_edits, end=True),
+            )
+            for c in citations
+        )
+        return stored_snapshots, stored_citations
+
+    def _known_secrets(self, turn: Turn) -> list[str]:
+        # A value the agent passed under a secret's name (`{"password": "two words"}`) is
+        # replaced wherever else it shows: a finding that quotes the argument, the reply.
+        known: list[str] = []
+        for call in turn.tool_calls:
+            self._secret_values(call.arguments, known)
+        return known
 
     def _secret_values(self, value: Any, into: list[str], secret: bool = False) -> None:
         """Append the strings of `value` held under a key that names a secret to `into`

@@ -26,7 +26,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_QUEUE_BYTES | 67108864 | request bytes behind the spans held (503 over) |
 | FACTLEDGER_JUDGE_WORKERS | 1 | judge worker processes; a conversation's spans meet in one |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
-| FACTLEDGER_CONFIG | (none) | validation settings TOML ([validation] section) |
+| FACTLEDGER_CONFIG | (none) | settings TOML: [validation], [verification] (docs/verification.md) |
 | FACTLEDGER_ALERTS | (none) | alert rules TOML (docs/alerting.md); none: the built-in rule |
 | FACTLEDGER_ALERT_INTERVAL_SECONDS | 30 | how often the alert rules are evaluated |
 """
@@ -43,6 +43,7 @@ from factledger.collector.access import AccessConfig, check_query_access
 from factledger.collector.address import DEFAULT_HOST, DEFAULT_PORT
 from factledger.collector.redaction import Redactor
 from factledger.processors.errors import ConfigError
+from factledger.verifiers.settings import VerificationSettings
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MAX_JUDGE_WORKERS", "ServiceSettings"]
 MAX_JUDGE_WORKERS = 64
@@ -81,6 +82,8 @@ class ServiceSettings:
     """Judge worker processes (`collector.judge.routing` keeps a conversation in one of them)."""
     retention_days: int = 30
     validation_config: Path | None = None
+    verification: VerificationSettings = field(default_factory=VerificationSettings)
+    """The [verification] section of `validation_config` (defaults without one)."""
     alerts_file: Path | None = None
     alert_interval_seconds: float = 30.0
 
@@ -138,6 +141,9 @@ class ServiceSettings:
         )
         chosen = {k: v for k, v in overrides.items() if v is not None}
         settings = replace(settings, **chosen)
+        if settings.validation_config is not None and "verification" not in chosen:
+            verification = VerificationSettings.from_toml(settings.validation_config)
+            settings = replace(settings, verification=verification)
         if settings.store_dsn and not settings.store_dsn.startswith(
             ("chdb://", "http://", "https://")
         ):

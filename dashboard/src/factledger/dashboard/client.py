@@ -183,6 +183,22 @@ class Version(TypedDict):
     validated_at: str
 
 
+class SnapshotRef(TypedDict):
+    hash: str
+    url_or_path: str
+    tool: str
+    call_id: str
+    fetched_at: str
+    size: int
+
+
+class Citation(TypedDict):
+    cited: str
+    start: int
+    end: int
+    snapshot: str | None
+
+
 class Turn(TurnSummary):
     provider: str
     validated_at: str
@@ -198,6 +214,8 @@ class Turn(TurnSummary):
     spans: list[Span]
     reviews: list[Review]
     versions: list[Version]
+    snapshots: list[SnapshotRef]
+    citations: list[Citation]
 
 
 class Precision(TypedDict):

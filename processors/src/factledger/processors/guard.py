@@ -12,7 +12,7 @@ and identifiers quoted from the user (an echo, not a fabrication).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,10 @@ from .model import Finding, Turn, Verdict
 from .nudges import build_nudge
 from .runner import ValidationRunner, default_runner
 from .validators.identifiers import user_quoted_identifiers
+from .verification.base import Verification, Verifier
+from .verification.chain import verify_subjects
+from .verification.settle import settled_verdict
+from .verification.subjects import subjects
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,8 @@ class CheckResult:
     verdict: Verdict
     nudge: str | None
     user_quoted: tuple[str, ...]
+    verifications: tuple[Verification, ...] = ()
+    """What the sources of truth answered, when `check` was given verifiers."""
 
     @property
     def outcome(self) -> Outcome:
@@ -56,21 +62,38 @@ class CheckResult:
 
 
 def check(
-    turn_or_transcript: Turn | Mapping[str, Any], *, runner: ValidationRunner | None = None
+    turn_or_transcript: Turn | Mapping[str, Any],
+    *,
+    runner: ValidationRunner | None = None,
+    verifiers: Sequence[Verifier] = (),
+    budget_seconds: float = 5.0,
 ) -> CheckResult:
-    """Validate one turn (a `Turn` or an OpenAI-style transcript) and prepare the guard's answer."""
+    """Validate one turn (a `Turn` or an OpenAI-style transcript) and prepare the guard's
+    answer. With `verifiers` (`factledger.verifiers`, in the order to ask them), the
+    names of the verdict are settled at those sources within `budget_seconds` before the
+    answer: a confirmed fabrication is a reject (and gets a nudge), a refuted suspicion
+    is withdrawn. A source that is slow or down leaves its names as the validators found
+    them."""
     turn = (
         turn_or_transcript
         if isinstance(turn_or_transcript, Turn)
         else turn_from_transcript(turn_or_transcript)
     )
-    verdict = (runner or default_runner()).validate(turn)
+    runner = runner or default_runner()
+    verdict = runner.validate(turn)
+    answers: list[Verification] = []
+    if verifiers:
+        asked = subjects(turn, verdict)
+        answers = verify_subjects(asked, turn, verifiers, budget_seconds=budget_seconds)
+        settled = {a.subject.key: a for a in answers}
+        verdict = settled_verdict(verdict, settled, runner.graded)
     actionable = [f for f in verdict.findings if f.effective_severity is Severity.REJECT]
     return CheckResult(
         turn=turn,
         verdict=verdict,
         nudge=build_nudge(actionable),
         user_quoted=user_quoted_identifiers(turn),
+        verifications=tuple(answers),
     )
 
 

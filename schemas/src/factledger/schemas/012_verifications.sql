@@ -29,3 +29,6 @@ ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMM(StartedAt)
 ORDER BY (Tenant, TurnId, Version, Idx)
 TTL toDateTime(StartedAt) + INTERVAL {retention_days} DAY;
+
+-- As for the other tables written by the pipeline (008_deduplication.sql).
+ALTER TABLE {db}.verifications MODIFY SETTING non_replicated_deduplication_window = 1000

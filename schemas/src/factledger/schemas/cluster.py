@@ -26,6 +26,9 @@ SHARDING_KEYS: Mapping[str, str] = {
     "review_withdrawals": "cityHash64(Tenant, TurnId)",
     "turn_versions": "cityHash64(Tenant, TurnId)",
     "verifications": "cityHash64(Tenant, TurnId)",
+    "turn_evidence": "cityHash64(Tenant, TurnId)",
+    # A snapshot is looked up by its hash alone; whichever shard holds it answers.
+    "snapshots": "cityHash64(Tenant, Hash)",
     "alerts": "cityHash64(Tenant, AlertId)",
     "alert_deliveries": "cityHash64(Tenant, AlertId)",
     # Written only by its view on the shard that holds the turn; readers merge the

@@ -288,6 +288,36 @@ class VerdictVersion(ApiModel):
     validated_at: datetime
 
 
+class SnapshotRef(ApiModel):
+    """A document one of the turn's reads retrieved (seed 003's evidence snapshot)."""
+
+    hash: str = Field(description="SHA-256 (hex) of the result text as the tool returned it")
+    url_or_path: str = Field(description="what the call was asked to read; empty if unnamed")
+    tool: str
+    call_id: str
+    fetched_at: datetime = Field(description="when it was read (the turn's start)")
+    size: int = Field(description="length of the raw result text in UTF-8 bytes")
+
+
+class Citation(ApiModel):
+    """A source the reply cites and the snapshot backing it."""
+
+    cited: str
+    start: int = Field(description="offset of the citation in the stored reply")
+    end: int
+    snapshot: str | None = Field(
+        description="hash of the turn's snapshot read from the cited address; null: none"
+    )
+
+
+class Snapshot(SnapshotRef):
+    """One snapshot with its content, redacted as the store keeps it."""
+
+    turn_id: str = Field(description="the turn whose read stored it first")
+    trace_id: str
+    content: str
+
+
 class TurnDetail(TurnSummary):
     """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
 
@@ -309,6 +339,10 @@ class TurnDetail(TurnSummary):
     spans: list[Span]
     reviews: list[Review]
     versions: list[VerdictVersion] = Field(description="every verdict, oldest first")
+    snapshots: list[SnapshotRef] = Field(
+        description="documents the latest version's reads retrieved, once per content"
+    )
+    citations: list[Citation] = Field(description="cited sources of the reply, in order")
 
 
 # --- statistics ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -31,6 +31,7 @@ from factledger.collector.api.models import (
     ReviewCreated,
     ReviewPrecision,
     ReviewQueue,
+    Snapshot,
     Tenants,
     TurnDetail,
     TurnPage,
@@ -126,11 +127,29 @@ def list_turns(
 
 @router.get("/turns/{turn_id}", responses=error_responses(403, 404))
 def get_turn(request: Request, tenant: ReadTenant, turn_id: str) -> TurnDetail:
-    """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
-    turn: dict[str, Any] | None = service_of(request).store.get_turn(tenant, turn_id)
+    """One turn: request, reply, tool calls, findings, spans, reviews, verdict history,
+    and the evidence snapshots its citations map to."""
+    store = service_of(request).store
+    turn: dict[str, Any] | None = store.get_turn(tenant, turn_id)
     if turn is None:
         raise HTTPException(404, f"no turn {turn_id}")
+    turn.update(store.turn_evidence(tenant, turn_id, int(turn["version"])))
     return TurnDetail.model_validate(turn)
+
+
+SnapshotHash = Annotated[
+    str,
+    Path(alias="hash", pattern="^[0-9a-f]{64}$", description="SHA-256 of the content (hex)"),
+]
+
+
+@router.get("/snapshots/{hash}", responses=error_responses(403, 404))
+def get_snapshot(request: Request, tenant: ReadTenant, digest: SnapshotHash) -> Snapshot:
+    """One evidence snapshot of the tenant: where it was read and its redacted content."""
+    snapshot = service_of(request).store.get_snapshot(tenant, digest)
+    if snapshot is None:
+        raise HTTPException(404, f"no snapshot {digest}")
+    return Snapshot.model_validate(snapshot)
 
 
 @router.get("/stats/reject-rate", responses=error_responses(403))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from factledger.collector.evidence_rows import SNAPSHOT_COLUMNS, TURN_EVIDENCE_COLUMNS
 from factledger.collector.rows import (
     FINDING_COLUMNS,
     SPAN_COLUMNS,
@@ -33,6 +34,8 @@ _COLUMNS = {
     "turns": TURN_COLUMNS,
     "findings": FINDING_COLUMNS,
     "verifications": VERIFICATION_COLUMNS,
+    "snapshots": SNAPSHOT_COLUMNS,
+    "turn_evidence": TURN_EVIDENCE_COLUMNS,
 }
 
 RowTest = Callable[[dict[str, Any]], bool]
@@ -85,6 +88,12 @@ class InMemoryStore:
 
     def insert_verifications(self, rows: Rows) -> int:
         return self._insert("verifications", rows)
+
+    def insert_snapshots(self, rows: Rows) -> int:
+        return self._insert("snapshots", rows)
+
+    def insert_turn_evidence(self, rows: Rows) -> int:
+        return self._insert("turn_evidence", rows)
 
     def _insert(self, table: str, rows: Rows) -> int:
         columns = _COLUMNS[table]

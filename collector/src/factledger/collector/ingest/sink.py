@@ -32,6 +32,10 @@ class RowSink(Protocol):
 
     def insert_verifications(self, rows: Rows) -> int: ...
 
+    def insert_snapshots(self, rows: Rows) -> int: ...
+
+    def insert_turn_evidence(self, rows: Rows) -> int: ...
+
 
 class RecoveryReads(Protocol):
     """What a restart (or a late span) reads back: traces owed a verdict, their spans,

@@ -1,8 +1,10 @@
-"""Storing what judging produced: turn, finding and verification rows, counts, the
-verdict delay; and handing verification requests on.
+"""Storing what judging produced: turn, finding, evidence and verification rows, counts,
+the verdict delay; and handing verification requests on.
 
 One insert per table for a round's results, through the pipeline's held inserts
 (`collector.ingest.retry`): a verdict is never dropped while the store cannot write.
+A turn's evidence (snapshots, citation backings) is stored before its turn row, so a
+reader that sees the turn sees its evidence too.
 """
 
 from __future__ import annotations
@@ -34,10 +36,15 @@ class VerdictWriter:
         backlog: Backlog,
         metrics: Metrics,
         verify: Submit | None = None,
+        *,
+        snapshots: Send,
+        evidence: Send,
     ) -> None:
         self._turns = turns
         self._findings = findings
         self._verifications = verifications
+        self._snapshots = snapshots
+        self._evidence = evidence
         self._backlog = backlog
         self._metrics = metrics
         self._verify = verify
@@ -51,6 +58,12 @@ class VerdictWriter:
             turn_rows = [row for judged in results for row in judged.turn_rows]
             finding_rows = [row for judged in results for row in judged.finding_rows]
             answer_rows = [row for judged in results for row in judged.verification_rows]
+            snapshot_rows = [row for judged in results for row in judged.snapshot_rows]
+            evidence_rows = [row for judged in results for row in judged.evidence_rows]
+            if snapshot_rows:
+                self._snapshots(snapshot_rows)
+            if evidence_rows:
+                self._evidence(evidence_rows)
             if turn_rows and self._turns(turn_rows):
                 delays = rows.first_verdict_delays(turn_rows, int(time.time() * 1000))
                 self._metrics.observe(VERDICT_DELAY, *delays)

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from factledger.collector import rows
+from factledger.collector import evidence_rows, rows
 from factledger.collector.redaction import Redactor
 from factledger.processors.assembly.assembler import AssembledTurn, PriorVerdict
+from factledger.processors.evidence.snapshots import citation_backing, document_snapshots
 from factledger.processors.judging.core import (
     JudgedTurn,
     Judgement,
@@ -74,6 +75,10 @@ class Judged:
     verification_rows: list[Row] = field(default_factory=list)
     requests: list[VerificationRequest] = field(default_factory=list)
     """Turns with names a source of truth could settle, for the verification stage."""
+    snapshot_rows: list[Row] = field(default_factory=list)
+    """`snapshots` rows of the judged turns' document reads (`judged_evidence_rows`)."""
+    evidence_rows: list[Row] = field(default_factory=list)
+    """`turn_evidence` rows: one per judged turn, its snapshots and citation backings."""
     counts: list[Count] = field(default_factory=list)
     open_turns: int = 0
     flushed: bool = False
@@ -115,6 +120,28 @@ def judged_rows(
         turn, raw_verdict, verifications, version=assembled.version, started_at=started
     )
     return turn_row, finding_rows, verification_rows
+
+
+def judged_evidence_rows(
+    assembled: AssembledTurn, redactor: Redactor | None = None
+) -> tuple[list[Row], Row]:
+    """The `snapshots` rows and the `turn_evidence` row of one judged turn: what its reads
+    retrieved (fetched at the turn's start, the time the turn carries) and the snapshot
+    backing each citation. Found on the raw turn; stored redacted when `redactor` is set."""
+    turn = assembled.turn
+    snapshots = document_snapshots(turn, fetched_at_ns=assembled.started_at_ns)
+    citations = citation_backing(turn, snapshots)
+    if redactor:
+        snapshots, citations = redactor.evidence(turn, snapshots, citations)
+    evidence_row = evidence_rows.turn_evidence_row(
+        turn.tenant,
+        turn.turn_id,
+        version=assembled.version,
+        started_at=_datetime(assembled.started_at_ns),
+        snapshots=snapshots,
+        citations=citations,
+    )
+    return [evidence_rows.snapshot_row(turn.tenant, s) for s in snapshots], evidence_row
 
 
 def _datetime(unix_nano: int) -> datetime:
@@ -201,6 +228,8 @@ class TurnJudge:
                     self._redactor,
                     judged.verifications,
                 )
+                snapshots, evidence = judged_evidence_rows(judged.assembled, self._redactor)
+                snapshots, evidence = judged_evidence_rows(judged.assembled, self._redactor)
             except Exception:  # one turn that cannot be shaped never costs its neighbours
                 log.exception("judging turn %s failed", judged.assembled.turn.turn_id)
                 counts.append(drop_count(Drop.TURN_FAILED))
@@ -208,6 +237,8 @@ class TurnJudge:
             result.turn_rows.append(turn_row)
             result.finding_rows.extend(findings)
             result.verification_rows.extend(verifications)
+            result.snapshot_rows.extend(snapshots)
+            result.evidence_rows.append(evidence)
             if judged.request is not None:
                 result.requests.append(judged.request)
             counts.extend(self._verdict_counts(judged))

@@ -10,6 +10,7 @@ queries are grouped by what they serve:
     connection   Connection: queries, inserts, StoreError
     sql          limits, shared SQL fragments, row shaping
     turns        TurnQueries     the turns list, one turn
+    evidence     EvidenceQueries a turn's snapshots and citations, one snapshot
     reviews      ReviewQueries   the review queue, precision, labelled turns for export
     verifications VerificationQueries  answers per finding kind, per listed turn
     rates        RateQueries     reject-rate series, row counts
@@ -37,6 +38,7 @@ import clickhouse_connect
 
 from factledger.collector.private_dirs import private_directory
 
+from ..evidence_rows import SNAPSHOT_COLUMNS, TURN_EVIDENCE_COLUMNS
 from ..rows import (
     ALERT_COLUMNS,
     ALERT_DELIVERY_COLUMNS,
@@ -50,6 +52,7 @@ from ..rows import (
 from .alerts import AlertQueries
 from .config import StoreConfig, client_settings, ddl_statements, schema_statements
 from .connection import INSERT_CHUNK_ROWS, StoreError, _translated, deduplication_token
+from .evidence import EvidenceQueries
 from .rates import RateQueries
 from .recovery import OwedTrace, RecoveryQueries
 from .reviews import ReviewQueries
@@ -82,7 +85,9 @@ __all__ = [
 ]
 
 
-class Store(TurnQueries, ReviewQueries, RateQueries, AlertQueries, RecoveryQueries):
+class Store(
+    TurnQueries, EvidenceQueries, ReviewQueries, RateQueries, AlertQueries, RecoveryQueries
+):
     """Writes rows and answers the query API's questions. Open with `Store.open`."""
 
     @classmethod
@@ -127,6 +132,15 @@ class Store(TurnQueries, ReviewQueries, RateQueries, AlertQueries, RecoveryQueri
     def insert_verifications(self, rows: Sequence[Sequence[Any]]) -> int:
         """Insert `rows.verification_rows` rows; returns how many."""
         return self._insert("verifications", VERIFICATION_COLUMNS, rows)
+
+    def insert_snapshots(self, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert `evidence_rows.snapshot_row` rows; returns how many. A document stored
+        before collapses with it (the table replaces on tenant and hash)."""
+        return self._insert("snapshots", SNAPSHOT_COLUMNS, rows)
+
+    def insert_turn_evidence(self, rows: Sequence[Sequence[Any]]) -> int:
+        """Insert `evidence_rows.turn_evidence_row` rows (one per verdict version)."""
+        return self._insert("turn_evidence", TURN_EVIDENCE_COLUMNS, rows)
 
     def insert_review(self, row: Sequence[Any]) -> None:
         """Insert one `rows.review_row` row."""

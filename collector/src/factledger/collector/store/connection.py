@@ -79,6 +79,9 @@ _DEDUP_KEYS: Mapping[str, tuple[int, ...]] = {
     "spans": (1, 2, 3),  # Tenant, TraceId, SpanId
     "turns": (0, 1, 2),  # Tenant, TurnId, Version
     "findings": (0, 1, 2, 3),  # Tenant, TurnId, Version, Idx
+    "snapshots": (0, 1, 4, 5),  # Tenant, Hash, CallId, TurnId
+    "turn_evidence": (0, 1, 2),  # Tenant, TurnId, Version
+    "verifications": (0, 1, 2, 3),  # Tenant, TurnId, Version, Idx
 }
 """Positions of the columns that identify a row, per table; other tables hash whole rows."""
 

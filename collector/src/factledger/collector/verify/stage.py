@@ -34,6 +34,7 @@ from factledger.processors.verification.base import (
 )
 from factledger.processors.verification.chain import NO_SOURCE, verify_subjects
 from factledger.processors.verification.subjects import CANDIDATE_KINDS
+from factledger.verifiers.settings import VerificationSettings
 
 log = logging.getLogger("factledger.verification")
 
@@ -53,6 +54,17 @@ class StageLimits:
     budget_seconds: float = 30.0
     per_source_seconds: float = 10.0
     retry_seconds: tuple[float, ...] = (5.0, 30.0, 120.0)
+
+
+def stage_limits(settings: VerificationSettings) -> StageLimits:
+    """The limits `[verification]` sets."""
+    return StageLimits(
+        threads=settings.threads,
+        max_queue=settings.max_queue,
+        budget_seconds=settings.budget_seconds,
+        per_source_seconds=settings.per_source_seconds,
+        retry_seconds=settings.retry_seconds,
+    )
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from factledger.dashboard import charts, evidence, figures, labeling, verification
-from factledger.dashboard.client import Turn
+from factledger.dashboard.client import Citation, SnapshotRef, Turn
 from factledger.dashboard.finding_evidence import (
     FindingEvidence,
     Part,
@@ -20,6 +20,7 @@ from factledger.dashboard.finding_evidence import (
     marks_on,
 )
 from factledger.dashboard.highlight import css_class, highlight_reply, kind_label, mark_tokens
+from factledger.dashboard.snapshot_notes import backing_note
 from factledger.dashboard.ui import verdict_html, when
 
 
@@ -42,6 +43,7 @@ def render_turn(turn: Turn) -> None:
     with left:
         request_block(turn["user_message"])
         reply_block(turn["reply"], turn["findings"])
+        citations_block(turn["citations"], turn["snapshots"])
         evidence_block(turn["findings"], turn["tool_calls"], turn["user_message"], found=found)
         findings_block(turn["findings"], turn.get("verifications", []))
         verification_block(turn.get("verifications", []), turn["reply"])
@@ -104,6 +106,22 @@ def reply_block(
 ) -> None:
     _heading("Reply", compact)
     st.html(highlight_reply(reply or "(empty reply)", findings))
+
+
+def citations_block(citations: Sequence[Citation], snapshots: Sequence[SnapshotRef]) -> None:
+    """Each source the reply cites, beside what backs it: a snapshot of a read of the turn
+    (its hash, time, tool and call) or none."""
+    if not citations:
+        return
+    st.html(
+        '<div class="fl-meta">Cited sources and the evidence snapshots behind them:</div>'
+        + "".join(
+            f'<div class="fl-evidence" data-backed="{str(c["snapshot"] is not None).lower()}">'
+            f"<code>{html.escape(c['cited'])}</code> · "
+            f"{html.escape(backing_note(c, snapshots))}</div>"
+            for c in citations
+        )
+    )
 
 
 def evidence_block(

@@ -179,7 +179,7 @@ class CitationValidator:
         return out
 
     def _source_citations(self, turn: Turn) -> list[Finding]:
-        cited = _cited_sources(turn)
+        cited = cited_sources(turn)
         if not cited:
             return []
         fetches = session_fetches(turn)
@@ -235,7 +235,7 @@ def _tool_shaped(name: str) -> bool:
     return "_" in name or "." in name.strip(".") or re.search(r"[a-z][A-Z]", name) is not None
 
 
-def _cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
+def cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
     """URLs and source ids that the reply offers as evidence: (token, start, end, relayed),
     `relayed` for a URL that only a plain list item offers (a link list, not a citation
     of a page's content)."""

@@ -292,8 +292,9 @@ def _shown_answer(observation: Observation, path: str) -> str:
 def _absent_answer(observation: Observation, relative: str) -> str:
     depth = "recursive" if observation.depth is None else f"depth {observation.depth}"
     count = sum(1 for _ in observation.entries)
+    entries = "1 entry" if count == 1 else f"{count} entries"
     return (
-        f"listing of {_dir_label(observation.path)} ({count} entries, {depth}, complete) "
+        f"listing of {_dir_label(observation.path)} ({entries}, {depth}, complete) "
         f"has no {relative}"
     )
 

@@ -1,0 +1,95 @@
+"""Rows of the evidence tables (schemas/011_snapshots.sql): `snapshots`, one per tenant
+and document content, and `turn_evidence`, one per verdict version of a turn.
+
+Pure shaping, like `collector.rows`: each `*_row` returns a list in its table's
+`*_COLUMNS` order; times are Unix milliseconds. Values arrive already redacted
+(`Redactor.evidence`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from factledger.collector.rows import epoch_ms
+from factledger.processors.evidence.snapshots import CitationBacking, Snapshot
+
+SNAPSHOT_COLUMNS: tuple[str, ...] = (
+    "Tenant",
+    "Hash",
+    "UrlOrPath",
+    "Tool",
+    "CallId",
+    "TurnId",
+    "TraceId",
+    "FetchedAt",
+    "Size",
+    "Content",
+)
+
+TURN_EVIDENCE_COLUMNS: tuple[str, ...] = (
+    "Tenant",
+    "TurnId",
+    "Version",
+    "StartedAt",
+    "Snapshots.Hash",
+    "Snapshots.UrlOrPath",
+    "Snapshots.Tool",
+    "Snapshots.CallId",
+    "Snapshots.FetchedAt",
+    "Snapshots.Size",
+    "Citations.Cited",
+    "Citations.SpanStart",
+    "Citations.SpanEnd",
+    "Citations.SnapshotHash",
+)
+
+
+def _ms(unix_ns: int) -> int:
+    return unix_ns // 1_000_000
+
+
+def snapshot_row(tenant: str, snapshot: Snapshot) -> list[Any]:
+    """The `snapshots` row of one snapshot, in SNAPSHOT_COLUMNS order."""
+    return [
+        tenant,
+        snapshot.hash,
+        snapshot.url_or_path,
+        snapshot.tool,
+        snapshot.call_id,
+        snapshot.turn_id,
+        snapshot.trace_id,
+        _ms(snapshot.fetched_at_ns),
+        snapshot.size,
+        snapshot.content,
+    ]
+
+
+def turn_evidence_row(
+    tenant: str,
+    turn_id: str,
+    *,
+    version: int,
+    started_at: datetime,
+    snapshots: Sequence[Snapshot],
+    citations: Sequence[CitationBacking],
+) -> list[Any]:
+    """The `turn_evidence` row of one verdict version, in TURN_EVIDENCE_COLUMNS order
+    ('' for a citation no snapshot backs)."""
+    return [
+        tenant,
+        turn_id,
+        version,
+        epoch_ms(started_at),
+        [s.hash for s in snapshots],
+        [s.url_or_path for s in snapshots],
+        [s.tool for s in snapshots],
+        [s.call_id for s in snapshots],
+        [_ms(s.fetched_at_ns) for s in snapshots],
+        [s.size for s in snapshots],
+        [c.cited for c in citations],
+        [c.start for c in citations],
+        [c.end for c in citations],
+        [c.snapshot_hash or "" for c in citations],
+    ]
