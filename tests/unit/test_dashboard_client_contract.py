@@ -35,6 +35,7 @@ ENDPOINTS: list[tuple[str, type]] = [
     ("/turns/{turn_id}", client.Turn),
     ("/stats/reject-rate", RejectRateAnswer),
     ("/review-queue", client.QueuePage),
+    ("/verifications/summary", client.VerificationSummary),
     ("/stats/review-precision", client.ReviewPrecision),
 ]
 """Each GET endpoint the client types, and the type it reads the answer as."""

@@ -33,6 +33,9 @@ DEFAULT_TIMEOUT_SECONDS = 15.0
 GroupBy = Literal["model", "agent", "service", "kind"]
 Bucket = Literal["1m", "5m", "1h", "1d"]
 Label = Literal["hallucination", "not_hallucination"]
+QueueVerification = Literal["any", "unverified", "unsettled"]
+"""The review queue by what verification answered: anything; nothing asked; asked, and
+no source could settle it."""
 
 
 class Point(TypedDict):
@@ -63,10 +66,31 @@ class TurnSummary(TypedDict):
     version: int
 
 
+class VerificationTally(TypedDict):
+    confirmed: int
+    refuted: int
+    unverifiable: int
+
+
+class QueueVerificationTally(VerificationTally):
+    reasons: list[str]
+    """Why the unverifiable answers are (`no source`, `timeout`, ...)."""
+
+
 class QueueItem(TurnSummary):
     max_score: float | None
     """Highest class-5 suspicion score; None without a class-5 finding."""
     has_class5: bool
+    verification: QueueVerificationTally
+
+
+class KindVerifications(VerificationTally):
+    kind: str
+
+
+class VerificationSummary(TypedDict):
+    kinds: list[KindVerifications]
+    total: VerificationTally
 
 
 Finding = TypedDict(
@@ -85,6 +109,26 @@ Finding = TypedDict(
         "call_id": str | None,
     },
 )
+
+
+class Verification(TypedDict):
+    """A source of truth's answer about a name the reply uses."""
+
+    subject_kind: str
+    name: str
+    claimed_absent: bool
+    span: list[int] | None
+    finding: int | None
+    """Index in the turn's `findings` of the finding it settled; None when it withdrew
+    the finding (refuted) or no finding names it."""
+    finding_kind: str | None
+    outcome: str
+    source: str
+    query: str
+    answer: str
+    reason: str | None
+    checked_at: str | None
+    duration_ms: float
 
 
 class ToolCall(TypedDict):
@@ -166,6 +210,7 @@ class Turn(TurnSummary):
     max_score: float | None
     has_class5: bool
     findings: list[Finding]
+    verifications: list[Verification]
     spans: list[Span]
     reviews: list[Review]
     versions: list[Version]
@@ -307,9 +352,17 @@ class ApiClient:
     def review_queue(self, limit: int = 50) -> list[QueueItem]:
         return self.review_queue_page(limit)["turns"]
 
-    def review_queue_page(self, limit: int = 50) -> QueuePage:
+    def review_queue_page(
+        self, limit: int = 50, verification: QueueVerification = "any"
+    ) -> QueuePage:
         """The first `limit` queue items and how many the whole queue holds."""
-        return cast(QueuePage, self._get("/review-queue", {"limit": str(limit)}))
+        params = {"limit": str(limit), "verification": verification}
+        return cast(QueuePage, self._get("/review-queue", params))
+
+    def verification_summary(self, *, since: datetime, until: datetime) -> VerificationSummary:
+        """GET /verifications/summary; raises NotFound on a service without verification."""
+        params = {"since": _iso(since), "until": _iso(until)}
+        return cast(VerificationSummary, self._get("/verifications/summary", params))
 
     def review_precision(self) -> ReviewPrecision:
         return cast(ReviewPrecision, self._get("/stats/review-precision"))
@@ -433,10 +486,16 @@ class QueueGroups(TypedDict):
 
 
 def review_groups(
-    api: ApiClient, *, kind: str = "", model: str = "", agent: str = "", limit: int = 200
+    api: ApiClient,
+    *,
+    kind: str = "",
+    model: str = "",
+    agent: str = "",
+    verification: QueueVerification = "any",
+    limit: int = 200,
 ) -> QueueGroups:
     """GET /review-queue/groups: the queue's near-duplicates gathered, filtered ("" = any)."""
-    params = {"limit": str(limit)}
+    params = {"limit": str(limit), "verification": verification}
     for name, value in (("kind", kind), ("model", model), ("agent", agent)):
         if value:
             params[name] = value

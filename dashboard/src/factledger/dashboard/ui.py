@@ -23,6 +23,7 @@ from factledger.dashboard.client import (
 )
 from factledger.dashboard.figures import parse_time
 from factledger.dashboard.highlight import stylesheet
+from factledger.dashboard.verification import STYLES as VERIFICATION_STYLES
 
 log = logging.getLogger("factledger.dashboard")
 
@@ -79,7 +80,7 @@ def tenant_client(api: ApiClient) -> ApiClient:
 
 def styles() -> None:
     """Add the highlighting and page styles to the page (once per run)."""
-    st.html(stylesheet() + _PAGE_CSS)
+    st.html(stylesheet() + _PAGE_CSS + VERIFICATION_STYLES)
 
 
 def guarded(render: Callable[[ApiClient], None]) -> Callable[[], None]:

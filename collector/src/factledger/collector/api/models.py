@@ -136,11 +136,29 @@ class TurnPage(ApiModel):
     total: int = Field(description="every turn matching the filters, not just this page")
 
 
+class VerificationTally(ApiModel):
+    """How many answers of the sources of truth came out each way."""
+
+    confirmed: int = Field(description="hallucinations proven at the source")
+    refuted: int = Field(description="findings withdrawn: the source agrees with the reply")
+    unverifiable: int = Field(description="no source could settle it")
+
+
+class QueueVerification(VerificationTally):
+    """What verification answered of a queued turn's latest version (all zeros: nothing
+    was asked)."""
+
+    reasons: list[str] = Field(
+        description="why the unverifiable answers are (`no source`, `timeout`, ...), distinct"
+    )
+
+
 class QueueItem(TurnSummary):
     max_score: float | None = Field(
         description="highest class-5 suspicion score (0..1); null without a class-5 finding"
     )
     has_class5: bool
+    verification: QueueVerification
 
 
 class ReviewQueue(ApiModel):
@@ -345,6 +363,20 @@ class RateSeries(ApiModel):
 
 class RejectRate(ApiModel):
     series: list[RateSeries]
+
+
+class KindVerifications(VerificationTally):
+    kind: Kind = Field(
+        description="the finding's kind; a confirmed name no finding named counts under the"
+        " finding it became (fabricated_identifier, negated_existing_identifier)"
+    )
+
+
+class VerificationSummary(ApiModel):
+    kinds: list[KindVerifications] = Field(
+        description="sorted by kind; kinds without answers left out"
+    )
+    total: VerificationTally
 
 
 class Precision(ApiModel):

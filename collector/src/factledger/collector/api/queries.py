@@ -35,11 +35,13 @@ from factledger.collector.api.models import (
     Tenants,
     TurnDetail,
     TurnPage,
+    VerificationSummary,
     error_responses,
     query_error,
 )
 from factledger.collector.api.readers import ReadTenant, Scope
 from factledger.collector.service import service_of
+from factledger.collector.store.reviews import QueueVerification
 
 router = APIRouter(tags=["query"])
 
@@ -162,11 +164,7 @@ def reject_rate(
     until: Annotated[QueryTime | None, Query(description=f"default: now; {TIME_FORMS}")] = None,
 ) -> RejectRate:
     """Rejected over validated turns per group and time bucket (flagged alongside)."""
-    now = datetime.now(UTC)
-    start = since or now.replace(microsecond=0) - _DAY
-    end = until or now
-    if end <= start:
-        raise query_error("until", "until must be after since", str(until or ""))
+    start, end = _window(since, until)
     try:
         series = service_of(request).store.reject_rate(
             tenant, group_by=group_by, bucket=bucket, since=start, until=end
@@ -176,15 +174,47 @@ def reject_rate(
     return RejectRate.model_validate({"series": series})
 
 
+@router.get("/verifications/summary", responses=error_responses(403))
+def verification_summary(
+    request: Request,
+    tenant: ReadTenant,
+    since: Annotated[
+        QueryTime | None, Query(description=f"default: 24 hours ago; {TIME_FORMS}")
+    ] = None,
+    until: Annotated[QueryTime | None, Query(description=f"default: now; {TIME_FORMS}")] = None,
+) -> VerificationSummary:
+    """Per finding kind, how the sources of truth answered (confirmed, refuted,
+    unverifiable) in the latest verdict of the turns started in the window, and in total.
+    A name no finding named counts only when confirmed, under the finding it became."""
+    start, end = _window(since, until)
+    summary = service_of(request).store.verification_summary(tenant, since=start, until=end)
+    return VerificationSummary.model_validate(summary)
+
+
+VerificationFilter = Annotated[
+    QueueVerification,
+    Query(
+        description="any; unverified: verification asked nothing of the latest verdict; "
+        "unsettled: it asked, and no source could settle any of it"
+    ),
+]
+"""The review queue's filter by what verification answered."""
+
+
 @router.get("/review-queue", responses=error_responses(403))
 def review_queue(
-    request: Request, tenant: ReadTenant, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    request: Request,
+    tenant: ReadTenant,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    verification: VerificationFilter = "any",
 ) -> ReviewQueue:
     """Flagged turns without a review: class-5 suspicions first, by score, then newest;
-    `total` counts every turn in the queue."""
+    `total` counts every turn in the queue (of the `verification` chosen). A flag that
+    verification confirmed is a reject and one it refuted a pass, so neither waits here;
+    each item says what verification answered (`verification`)."""
     store = service_of(request).store
-    items = store.review_queue(tenant, limit=limit)
-    total = store.review_queue_count(tenant)
+    items = store.review_queue(tenant, limit=limit, verification=verification)
+    total = store.review_queue_count(tenant, verification)
     # A turn flagged between the two queries: the count never says less than the page.
     return ReviewQueue.model_validate({"turns": items, "total": max(total, len(items))})
 
@@ -235,3 +265,14 @@ def tenants(request: Request, scope: Scope) -> Tenants:
 
 
 _DAY = timedelta(days=1)
+
+
+def _window(since: datetime | None, until: datetime | None) -> tuple[datetime, datetime]:
+    """A statistics window: `since` (default: a day ago) to `until` (default: now);
+    a 422 when it is empty."""
+    now = datetime.now(UTC)
+    start = since or now.replace(microsecond=0) - _DAY
+    end = until or now
+    if end <= start:
+        raise query_error("until", "until must be after since", str(until or ""))
+    return start, end

@@ -18,7 +18,8 @@ from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from factledger.collector import rows
-from factledger.collector.api.models import error_responses
+from factledger.collector.api.models import QueueVerification, error_responses
+from factledger.collector.api.queries import VerificationFilter
 from factledger.collector.api.readers import ReadTenant
 from factledger.collector.api.review_export import export_cases
 from factledger.collector.api.review_groups import MAX_PATTERN_CHARS, group_queue
@@ -55,6 +56,9 @@ class QueueTurn(BaseModel):
     reply_preview: str
     max_score: float | None = Field(description="class-5 suspicion score, if any")
     has_class5: bool
+    verification: QueueVerification = Field(
+        description="what verification answered of the turn's latest verdict"
+    )
 
 
 class ReviewGroup(BaseModel):
@@ -129,12 +133,14 @@ def review_queue_groups(
     kind: Annotated[str | None, Query(description="turns with a finding of this kind")] = None,
     model: Annotated[str | None, Query(description="model name, exact")] = None,
     agent: Annotated[str | None, Query(description="agent name, exact")] = None,
+    verification: VerificationFilter = "any",
     limit: Annotated[int, Query(ge=1, le=1000, description="queue items grouped")] = 200,
 ) -> dict[str, Any]:
     """The review queue (filtered), its near-duplicates gathered: items with the same
     agent, finding kinds and reply pattern form one group, which one label can cover.
     Groups come in the order of their best item (class-5 suspicions first, by score,
-    then newest). `facets` describes the whole queue: `{total, kinds, models, agents}`."""
+    then newest). `facets` describes the whole queue: `{total, kinds, models, agents}`.
+    Each item says what verification answered of it (`verification`)."""
     store = _store(request)
     items = store.review_queue(
         tenant,
@@ -142,6 +148,7 @@ def review_queue_groups(
         kind=kind or None,
         model=model or None,
         agent=agent or None,
+        verification=verification,
         reply_chars=MAX_PATTERN_CHARS,
     )
     groups = group_queue(items)

@@ -12,6 +12,7 @@ queries are grouped by what they serve:
     turns        TurnQueries     the turns list, one turn
     evidence     EvidenceQueries a turn's snapshots and citations, one snapshot
     reviews      ReviewQueries   the review queue, precision, labelled turns for export
+    verifications VerificationQueries  answers per finding kind, per listed turn
     rates        RateQueries     reject-rate series, row counts
     alerts       AlertQueries    alert history, notices, deliveries
     recovery     RecoveryQueries owed traces and their spans, stored verdicts

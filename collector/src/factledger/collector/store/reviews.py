@@ -4,11 +4,10 @@ precision per finding kind, and the labelled turns an export writes as eval case
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..api.views import max_score
 from ..rows import epoch_ms, from_epoch_ms
-from .connection import Connection
 from .sql import (
     LATEST,
     LIVE_REVIEWS,
@@ -22,9 +21,24 @@ from .sql import (
     turn_summary,
     unaliased_span,
 )
+from .verifications import VerificationQueries, empty_tally
+
+QueueVerification = Literal["any", "unverified", "unsettled"]
+"""Which queued turns by what verification answered of their latest version: `any`;
+`unverified`, no answer at all; `unsettled`, answers that are all unverifiable (no source
+could settle the suspicion)."""
+
+# Both read the answers of the version the queue row is: LATEST leaves only the latest.
+_VERIFICATION_FILTERS: dict[str, str] = {
+    "unverified": "(TurnId, Version) NOT IN (SELECT TurnId, Version FROM {db}.verifications"
+    " WHERE Tenant = {tenant:String})",
+    "unsettled": "(TurnId, Version) IN (SELECT TurnId, Version FROM {db}.verifications"
+    " WHERE Tenant = {tenant:String} GROUP BY TurnId, Version"
+    " HAVING countIf(Outcome != 'unverifiable') = 0)",
+}
 
 
-class ReviewQueries(Connection):
+class ReviewQueries(VerificationQueries):
     """What humans review and what their labels say."""
 
     def review(self, tenant: str, review_id: str) -> dict[str, Any] | None:
@@ -54,15 +68,20 @@ class ReviewQueries(Connection):
         kind: str | None = None,
         model: str | None = None,
         agent: str | None = None,
+        verification: QueueVerification = "any",
         reply_chars: int = 0,
     ) -> list[dict[str, Any]]:
         """Flagged turns (latest version) without a review that counts (none, or every
         one withdrawn): class-5 suspicions first, then by score (highest first), then
         newest. `kind`, `model` and `agent` narrow it to turns with a finding of that
-        kind, of that model, of that agent. Keys: those of `list_turns` plus max_score and
-        has_class5, and `reply` (its first `reply_chars` characters) when that is not 0."""
+        kind, of that model, of that agent; `verification` to what verification answered
+        (`QueueVerification`). Keys: those of `list_turns` plus max_score, has_class5 and
+        `verification` (`turn_verifications`, zeros without answers), and `reply` (its
+        first `reply_chars` characters) when that is not 0."""
         check_limit("limit", limit, MAX_LIST_LIMIT)
-        where, params = self._queue_where(tenant, kind=kind, model=model, agent=agent)
+        where, params = self._queue_where(
+            tenant, kind=kind, model=model, agent=agent, verification=verification
+        )
         params["limit"] = limit
         order = "HasClass5 DESC, MaxScore DESC, StartedAt DESC, TurnId DESC"
         page = (
@@ -92,11 +111,16 @@ class ReviewQueries(Connection):
             if reply_chars:
                 turn["reply"] = row["reply_head"]
             queue.append(turn)
+        answers = self.turn_verifications(tenant, [(t["turn_id"], t["version"]) for t in queue])
+        for turn in queue:
+            tally = answers.get((turn["turn_id"], turn["version"]))
+            turn["verification"] = tally or {**empty_tally(), "reasons": []}
         return queue
 
-    def review_queue_count(self, tenant: str) -> int:
-        """How many turns the whole review queue holds (`review_queue` pages through them)."""
-        where, params = self._queue_where(tenant)
+    def review_queue_count(self, tenant: str, verification: QueueVerification = "any") -> int:
+        """How many turns the whole review queue holds (`review_queue` pages through them),
+        or the part of it `verification` chooses."""
+        where, params = self._queue_where(tenant, verification=verification)
         return self._scalar(f"SELECT uniqExact(TurnId) FROM {{db}}.turns WHERE {where}", params)
 
     def review_queue_facets(self, tenant: str) -> dict[str, Any]:
@@ -126,13 +150,20 @@ class ReviewQueries(Connection):
         kind: str | None = None,
         model: str | None = None,
         agent: str | None = None,
+        verification: QueueVerification = "any",
     ) -> tuple[str, dict[str, Any]]:
+        if verification != "any" and verification not in _VERIFICATION_FILTERS:
+            raise ValueError(
+                f"verification must be any, unverified or unsettled, not {verification!r}"
+            )
         conditions = [
             "Tenant = {tenant:String}",
             LATEST,
             "Verdict = 'flag'",
             f"TurnId NOT IN (SELECT TurnId FROM ({LIVE_REVIEWS}))",
         ]
+        if verification in _VERIFICATION_FILTERS:
+            conditions.append(_VERIFICATION_FILTERS[verification])
         params: dict[str, Any] = {"tenant": tenant}
         for name, value, condition in (
             ("kind", kind, "has(Kinds, {kind:String})"),

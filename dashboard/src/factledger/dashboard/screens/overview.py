@@ -1,5 +1,6 @@
 """Overview: reject and flagged rates per model over time, turn volume, findings by kind,
-verdicts by agent, and the models and agents whose reject rate rose most."""
+verdicts by agent, the models and agents whose reject rate rose most, and how the sources
+of truth answered per finding kind."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from typing import Any, Literal
 import streamlit as st
 
 from factledger.dashboard import charts, figures
-from factledger.dashboard.client import ApiClient, GroupBy
+from factledger.dashboard.client import ApiClient, GroupBy, NotFound
 from factledger.dashboard.ui import percent
+from factledger.dashboard.verification import summary_rows
 
 SPLITS: dict[str, GroupBy] = {"model": "model", "agent": "agent", "service": "service"}
 RATES: tuple[tuple[Literal["rate", "flag_rate"], str], ...] = (
@@ -141,6 +143,42 @@ def render(api: ApiClient) -> None:
             charts.verdict_mix(figures.verdict_rows(a for a in agents if a.turns)),
             width="stretch",
         )
+    _verification(api, bounds.split, now, window_name or figures.DEFAULT_WINDOW)
+
+
+def _verification(api: ApiClient, since: datetime, until: datetime, window_name: str) -> None:
+    """The sources of truth's answers per finding kind in the window."""
+    st.subheader("Verification: confirmed / refuted / unverifiable per kind")
+    try:
+        summary = api.verification_summary(since=since, until=until)
+    except NotFound:  # a service from before verification
+        st.caption("This service does not verify findings.")
+        return
+    rows = summary_rows(summary)
+    if not rows:
+        st.info(
+            f"**No verification answers in the last {window_name}.** Findings that name a "
+            "commit, path, function, link or record are checked against the configured "
+            "sources once judged; their answers appear here.",
+            icon=":material/fact_check:",
+        )
+        return
+    total = summary["total"]
+    st.caption(
+        f"{total['confirmed']} confirmed (hallucination proven at the source), "
+        f"{total['refuted']} refuted (the finding withdrawn), {total['unverifiable']} "
+        "unverifiable (no source could settle it), in the latest verdict of each turn."
+    )
+    st.dataframe(
+        rows,
+        hide_index=True,
+        column_config={
+            "kind": st.column_config.TextColumn("finding kind", width="medium"),
+            "settled": st.column_config.ProgressColumn(
+                "settled", format="percent", min_value=0.0, max_value=1.0
+            ),
+        },
+    )
 
 
 def _fitting_window(api: ApiClient, now: datetime) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from factledger.dashboard import charts, evidence, figures, labeling
+from factledger.dashboard import charts, evidence, figures, labeling, verification
 from factledger.dashboard.client import Citation, SnapshotRef, Turn
 from factledger.dashboard.finding_evidence import (
     FindingEvidence,
@@ -45,7 +45,8 @@ def render_turn(turn: Turn) -> None:
         reply_block(turn["reply"], turn["findings"])
         citations_block(turn["citations"], turn["snapshots"])
         evidence_block(turn["findings"], turn["tool_calls"], turn["user_message"], found=found)
-        findings_block(turn["findings"])
+        findings_block(turn["findings"], turn.get("verifications", []))
+        verification_block(turn.get("verifications", []), turn["reply"])
     with right:
         st.subheader(f"Tool calls ({len(turn['tool_calls'])})")
         tool_calls_block(turn["tool_calls"], found)
@@ -160,12 +161,17 @@ def _part_html(part: Part) -> str:
     return f'<{tag} class="{classes}">{text}</{tag}>'
 
 
-def findings_block(findings: Sequence[Mapping[str, Any]]) -> None:
+def findings_block(
+    findings: Sequence[Mapping[str, Any]], verifications: Sequence[Mapping[str, Any]] = ()
+) -> None:
+    """Each finding with its severity and what it was checked against, and beside it the
+    answers of the sources of truth that settled it (`verification.evidence_html`)."""
     st.subheader(f"Findings ({len(findings)})")
     if not findings:
         st.caption("None: the validators found nothing to object to.")
         return
-    for finding in findings:
+    answers = verification.settling(verifications)
+    for index, finding in enumerate(findings):
         kind = str(finding["kind"])
         score = finding.get("score")
         bits = [
@@ -183,8 +189,27 @@ def findings_block(findings: Sequence[Mapping[str, Any]]) -> None:
             f'<div class="fl-evidence">{" · ".join(bits)}<br>'
             f"{html.escape(str(finding['message']))}<br>"
             f'<span class="fl-meta">checked against: {html.escape(checked)} · '
-            f"{html.escape(str(finding['validator']))}</span></div>"
+            f"{html.escape(str(finding['validator']))}</span>"
+            + "".join(map(verification.evidence_html, answers.get(index, ())))
+            + "</div>"
         )
+
+
+def verification_block(verifications: Sequence[Mapping[str, Any]], reply: str) -> None:
+    """The findings verification withdrew (a source shows the name exists), with the
+    answer that withdrew each, and the names it checked that no finding named."""
+    gone = verification.withdrawn(verifications)
+    if gone:
+        st.subheader(f"Withdrawn by verification ({len(gone)})")
+        st.html(
+            '<div class="fl-meta">A source of truth shows these exist: the findings no longer '
+            "count in the verdict.</div>"
+            + "".join(verification.withdrawn_html(v, reply) for v in gone)
+        )
+    others = verification.unattached(verifications)
+    if others:
+        st.markdown("**Other names verification checked**")
+        st.html("".join(map(verification.evidence_html, others)))
 
 
 def tool_calls_block(

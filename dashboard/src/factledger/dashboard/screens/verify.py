@@ -1,9 +1,11 @@
 """Verify: the human verification queue, one item at a time (class-5 suspicions first, by
-score, then other flags), filtered by finding kind, model and agent. Near-duplicate
+score, then other flags), filtered by finding kind, model, agent and what verification
+answered (all, not verified, verification could not settle). Near-duplicate
 suspicions (the same reply pattern from the same agent) are one item, and one label
 covers them all. The label bar sits above the evidence, so it is on screen without
-scrolling, and the keys H, N, S and U label, skip and undo (`labeling`). Below, how often
-reviewers confirmed each kind of finding."""
+scrolling, and the keys H, N, S and U label, skip and undo (`labeling`). Each item says
+what the sources of truth answered of it. Below, how often reviewers confirmed each kind
+of finding."""
 
 from __future__ import annotations
 
@@ -13,11 +15,18 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from factledger.dashboard import labeling
-from factledger.dashboard.client import ApiClient, QueueFacets, QueueGroup, review_groups
+from factledger.dashboard.client import (
+    ApiClient,
+    QueueFacets,
+    QueueGroup,
+    QueueVerification,
+    review_groups,
+)
 from factledger.dashboard.finding_evidence import finding_evidence
 from factledger.dashboard.highlight import css_class, kind_label
 from factledger.dashboard.screens import turn_view
 from factledger.dashboard.ui import percent, when
+from factledger.dashboard.verification import QUEUE_FILTERS, queue_line
 
 QUEUE_LIMIT = 500
 """Queue items gathered into groups per page load; the rest follow as these are labelled."""
@@ -41,11 +50,12 @@ _IDENTIFIER_KINDS = frozenset(
 def render(api: ApiClient) -> None:
     st.title("Verify")
     labeling.show_notice()
-    top = st.columns([2, 2, 2, 2], vertical_alignment="bottom")
+    top = st.columns([2, 2, 2, 2, 3], vertical_alignment="bottom")
     labeling.reviewer_input(top[0])
     chosen = _chosen()
-    queue = review_groups(api, limit=QUEUE_LIMIT, **chosen)
-    _filters(top[1:], queue["facets"], chosen)
+    verified = _verification_filter(top[4])
+    queue = review_groups(api, limit=QUEUE_LIMIT, verification=verified, **chosen)
+    _filters(top[1:4], queue["facets"], chosen)
     groups = _ordered(queue["groups"])
     if not groups:
         labeling.keyboard("verify:empty")
@@ -94,6 +104,34 @@ def _filters(columns: list[DeltaGenerator], facets: QueueFacets, chosen: dict[st
         column.selectbox(
             text, values, key=f"verify_{name}", on_change=_filter_changed, args=(name,)
         )
+
+
+_VERIFICATION_KEY = "verify_verification"
+_VERIFICATION_WORDS = dict(QUEUE_FILTERS)
+_VERIFICATION_VALUES: dict[str, QueueVerification] = {value: value for value, _ in QUEUE_FILTERS}
+
+
+def _verification_filter(column: DeltaGenerator) -> QueueVerification:
+    """The verification filter (from the URL's `?verification=` on a first visit)."""
+    if _VERIFICATION_KEY not in st.session_state:
+        asked = st.query_params.get("verification", "any")
+        st.session_state[_VERIFICATION_KEY] = _VERIFICATION_VALUES.get(asked, "any")
+    chosen = column.selectbox(
+        "Verification",
+        list(_VERIFICATION_WORDS),
+        format_func=_VERIFICATION_WORDS.__getitem__,
+        key=_VERIFICATION_KEY,
+        on_change=_verification_changed,
+    )
+    return _VERIFICATION_VALUES.get(str(chosen), "any")
+
+
+def _verification_changed() -> None:
+    value = st.session_state.get(_VERIFICATION_KEY, "any")
+    if value == "any":
+        st.query_params.pop("verification", None)
+    else:
+        st.query_params["verification"] = value
 
 
 def _filter_changed(name: str) -> None:
@@ -163,6 +201,8 @@ def _item(api: ApiClient, group: QueueGroup) -> None:
             f'<span class="fl-meta">{html.escape(head["model"])} · agent '
             f"{html.escape(head['agent'] or '–')} · {when(head['started_at'])} · "
             f'<a href="{link}" target="_self">open the turn</a></span>'
+            f'<div class="fl-meta fl-queue-verification">'
+            f"{html.escape(queue_line(head.get('verification')))}</div>"
         )
         labeling.question_block(turn["findings"])
         labeling.label_bar(
