@@ -553,6 +553,23 @@ def test_an_unreachable_remote_is_unverifiable_and_retryable(tmp_path: Path) -> 
     assert not list((tmp_path / "mirrors").iterdir())  # no half-made mirror left
 
 
+def test_a_failed_fetch_answers_the_next_names_at_once(tmp_path: Path) -> None:
+    verifier = GitVerifier(
+        from_mapping(
+            {
+                "repositories": {"acme/gone": f"file://{tmp_path}/missing.git"},
+                "mirror_dir": str(tmp_path / "mirrors"),
+            }
+        )
+    )
+    for name in ("deadbeef", "cafebabe", "feedface"):
+        found = ask(verifier, SubjectKind.COMMIT, name)
+        assert (found.outcome, found.reason) == (UNVERIFIABLE, "unreachable")
+        assert "missing.git" in found.answer
+    mirror = verifier.mirror("acme/gone")
+    assert mirror is not None and mirror.fetches == 1
+
+
 def test_a_missing_checkout_is_unreachable(tmp_path: Path) -> None:
     verifier = GitVerifier(settings(acme__gone=str(tmp_path / "nowhere")))
     found = ask(verifier, SubjectKind.PATH, "README.md")

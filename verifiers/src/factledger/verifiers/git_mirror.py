@@ -26,6 +26,9 @@ from .git_command import GitResult, run_git
 from .git_settings import GitRepository
 
 _FETCHED_MARK = "factledger-fetched"
+FAILED_FETCH_SECONDS = 30.0
+"""How long a failed fetch stands for the next ones: a remote that is down answers every
+name of a turn at once instead of costing each its whole timeout again."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class GitMirror:
         self._min_interval = min_interval
         self._clock = clock
         self._lock = threading.Lock()
+        self._failed: tuple[float, GitResult] | None = None
         self.fetches = 0
         """Fetches and clones started, for metrics and tests."""
 
@@ -91,10 +95,17 @@ class GitMirror:
         try:
             if only_if_stale and self.exists and not self.stale:
                 return None
+            failed = self._failed
+            if only_if_stale and failed is not None and time.monotonic() < failed[0]:
+                return FetchResult(failed[1])
             self.fetches += 1
             result = self._fetch(deadline) if self.exists else self._clone(deadline)
             if result.ok:
                 (self.git_dir / _FETCHED_MARK).touch()
+                self._failed = None
+            else:
+                wait = min(self._min_interval, FAILED_FETCH_SECONDS)
+                self._failed = (time.monotonic() + wait, result)
             return FetchResult(result)
         finally:
             self._lock.release()
