@@ -7,7 +7,7 @@ validator reads a `Turn` and returns `Finding`s; nothing here does I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
@@ -119,6 +119,11 @@ class Turn:
 
     # Derived views, computed once per turn and shared by every validator.
     # cached_property stores into __dict__ directly, so it works on a frozen dataclass.
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A turn crosses a process boundary on its way to verification: its fields only,
+        # not the derived views (they would double its size and are cheap to recompute).
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @cached_property
     def reply_lower(self) -> str:
