@@ -320,6 +320,8 @@ def table(report: Report) -> list[str]:
             f" {_num(f['refuted_precision']):>6} {_num(f['refuted_recall']):>6} |"
             f" {f['first_ms']:8.1f} {f['p50_ms']:7.1f} {f['p99_ms']:7.1f} {f['per_second']:8.0f}"
         )
+    lines.append("")
+    lines.extend(kind_lines(report.rows[1]))
     wrong = [a for row in report.rows for a in row.asked if a.wrong]
     kinds = Counter(
         f"{a.planted.shape} {a.expected.value} answered {a.answer.outcome.value}"
@@ -336,6 +338,18 @@ def table(report: Report) -> list[str]:
             f" from {w['source']} ({w['query'][:120]} -> {w['answer'][:120]})"
         )
     return lines
+
+
+def kind_lines(row: Row) -> list[str]:
+    """One row's latency by subject kind: where its p99 comes from."""
+    by_kind: dict[str, list[float]] = {}
+    for a in row.asked:
+        by_kind.setdefault(a.subject.kind.value, []).append(a.seconds * 1000)
+    parts = [
+        f"{kind} {_percentile(ms, 50):.1f}/{_percentile(ms, 99):.1f}"
+        for kind, ms in sorted(by_kind.items())
+    ]
+    return [f"{row.name}, p50/p99 ms by kind: " + ", ".join(parts)]
 
 
 def _wrong(item: Asked) -> dict[str, str]:
