@@ -274,7 +274,13 @@ def test_a_path_relative_to_the_directory_the_calls_worked_in(
     assert found.outcome is REFUTED and "src/app/registry.py" in found.answer
     relative = turn({"path": "src/app"})
     assert ask(site, SubjectKind.PATH, "registry.py", relative).outcome is REFUTED
-    assert ask(site, SubjectKind.PATH, "registry.py").outcome is CONFIRMED
+    # A bare file name may be anywhere: the whole tree is read for it.
+    anywhere = ask(site, SubjectKind.PATH, "registry.py")
+    assert anywhere.outcome is REFUTED and "src/app/registry.py" in anywhere.answer
+    assert "ls-tree -r -z --name-only --full-tree" in anywhere.query
+    nowhere = ask(site, SubjectKind.PATH, "registry_v2.py")
+    assert nowhere.outcome is CONFIRMED
+    assert nowhere.answer == "no file named registry_v2.py anywhere at HEAD"
 
 
 # -- symbols -------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .git_command import GitResult, run_git
+from .git_command import OUTPUT_LIMIT, GitResult, run_git
 from .git_names import RepoPath, is_ref_name
 from .git_scope import GitScope
 
@@ -55,8 +55,9 @@ class _Asker:
         self.deadline = deadline
         self.queries: list[str] = []
 
-    def run(self, *args: str) -> GitResult:
-        result = run_git(args, git_dir=self.git_dir, timeout=self.deadline - time.monotonic())
+    def run(self, *args: str, output_limit: int = OUTPUT_LIMIT) -> GitResult:
+        remaining = self.deadline - time.monotonic()
+        result = run_git(args, git_dir=self.git_dir, timeout=remaining, output_limit=output_limit)
         self.queries.append(result.query)
         return result
 
@@ -145,8 +146,34 @@ def check_path(git_dir: str, scope: GitScope, path: RepoPath, deadline: float) -
             if path.directory and kind != "tree":
                 continue
             return ask.probe(True, f"{candidate}: {kind} {fields[2][:12]} at {scope.ref}")
+    if "/" not in path.path:
+        return _bare_name(ask, scope, path)
     wanted = "directory" if path.directory else "path"
     return ask.probe(False, f"no such {wanted} at {scope.ref}: " + ", ".join(candidates))
+
+
+def _bare_name(ask: _Asker, scope: GitScope, path: RepoPath) -> Probe:
+    """A name given without its directory (`registry.py`) may be anywhere: it exists when
+    any file (or, written `name/`, directory) of the tree has that name; absent only when
+    the whole tree was read."""
+    args = ["ls-tree", "-r", "-z", "--name-only", "--full-tree"]
+    if path.directory:
+        args.append("-t")  # trees too, so a directory's own name is listed
+    listed = ask.run(*args, "--end-of-options", scope.ref, output_limit=TREE_LISTING_LIMIT)
+    if listed.timed_out:
+        return ask.timed_out()
+    if not listed.ok:
+        return ask.probe(None, bounded(listed.stderr) or f"no ref {scope.ref}", UNKNOWN_REF)
+    for entry in listed.stdout.split("\0"):
+        if entry.rsplit("/", 1)[-1] == path.path:
+            return ask.probe(True, f"{entry} at {scope.ref}")
+    if listed.truncated:
+        return ask.probe(None, f"the tree at {scope.ref} is too large to read whole", AMBIGUOUS)
+    return ask.probe(False, f"no file named {path.path} anywhere at {scope.ref}")
+
+
+TREE_LISTING_LIMIT = 32 * 1024 * 1024
+"""Bytes of a whole tree's listing read for a bare file name (about 400,000 paths)."""
 
 
 def _boundary_escaped(name: str) -> str:

@@ -88,6 +88,7 @@ def run_git(
     git_dir: str | None,
     timeout: float,
     cwd: str | None = None,
+    output_limit: int = OUTPUT_LIMIT,
 ) -> GitResult:
     """Run `git [safety options] [--git-dir=...] args` within `timeout` seconds.
 
@@ -115,8 +116,8 @@ def run_git(
     except OSError as error:
         return GitResult(query, 127, "", str(error))
     stop = threading.Event()
-    out = _BoundedReader(process.stdout, stop)
-    err = _BoundedReader(process.stderr, None)
+    out = _BoundedReader(process.stdout, stop, output_limit)
+    err = _BoundedReader(process.stderr, None, OUTPUT_LIMIT)
     timed_out = False
     try:
         deadline = started + timeout
@@ -156,12 +157,13 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 
 
 class _BoundedReader:
-    """Drains one pipe on a thread, keeping its first OUTPUT_LIMIT bytes; sets `stop`
-    (when given) once that much came, so the command can be ended early."""
+    """Drains one pipe on a thread, keeping its first `limit` bytes; sets `stop` (when
+    given) once that much came, so the command can be ended early."""
 
-    def __init__(self, pipe: IO[bytes] | None, stop: threading.Event | None) -> None:
+    def __init__(self, pipe: IO[bytes] | None, stop: threading.Event | None, limit: int) -> None:
         self._chunks: list[bytes] = []
         self._size = 0
+        self._limit = limit
         self.full = False
         self._thread = threading.Thread(target=self._drain, args=(pipe, stop), daemon=True)
         self._thread.start()
@@ -171,11 +173,11 @@ class _BoundedReader:
             return
         with pipe:
             while chunk := os.read(pipe.fileno(), 8192):
-                room = OUTPUT_LIMIT - self._size
+                room = self._limit - self._size
                 if room > 0:
                     self._chunks.append(chunk[:room])
                     self._size += min(len(chunk), room)
-                if self._size >= OUTPUT_LIMIT and not self.full:
+                if self._size >= self._limit and not self.full:
                     self.full = True
                     if stop is not None:
                         stop.set()
