@@ -225,6 +225,7 @@ class LinkVerifier:
     ) -> tuple[bool | None, str, bool, str]:
         """Exists, reason, retryable, answer: the redirect chain from `url` to its end."""
         seen = {urlunsplit(url)}
+        answer = ""
         for _ in range(self.settings.max_redirects + 1):
             response = self._head_then_get(url, deadline, hops)
             answer = f"{response.status} {response.reason} {urlunsplit(url)}".strip()

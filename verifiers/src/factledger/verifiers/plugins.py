@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from factledger.processors.model import Turn
 from factledger.processors.verification.base import (
@@ -182,4 +182,6 @@ def load_plugin(
         raise PluginError(f"plugin {spec!r}: {attribute!r} is not callable")
     own_name = getattr(target, "name", None)
     chosen = name or (own_name if isinstance(own_name, str) and own_name else attribute)
-    return PluginVerifier(chosen, target)
+    # What it returns is checked at each call (anything but a PluginAnswer or None is a
+    # `plugin error`), so the declared type is the contract, not a promise.
+    return PluginVerifier(chosen, cast(PluginCheck, target))
