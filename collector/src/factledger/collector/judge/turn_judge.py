@@ -209,13 +209,16 @@ class TurnJudge:
         """Judge settled turns again under their next version (`JudgingCore.settle`); a
         settlement a later version overtook is counted as stale."""
         judgement = self._core.settle(settlements)
-        judged = self._judged(judgement, assembled=0, flushed=False)
+        # Not counted again as validated: the turn was, and verification counts its own.
+        judged = self._judged(judgement, assembled=0, flushed=False, count_verdicts=False)
         stale = len(settlements) - len(judgement.turns)
         if stale > 0:
             judged.counts.append(Count("factledger_verifications_stale_total", stale))
         return judged
 
-    def _judged(self, judgement: Judgement, *, assembled: int, flushed: bool) -> Judged:
+    def _judged(
+        self, judgement: Judgement, *, assembled: int, flushed: bool, count_verdicts: bool = True
+    ) -> Judged:
         validated_at = datetime.now(UTC)
         result = Judged(assembled=assembled, open_turns=judgement.open_turns, flushed=flushed)
         counts: list[Count] = []
@@ -241,7 +244,8 @@ class TurnJudge:
             result.evidence_rows.append(evidence)
             if judged.request is not None:
                 result.requests.append(judged.request)
-            counts.extend(self._verdict_counts(judged))
+            if count_verdicts:
+                counts.extend(self._verdict_counts(judged))
         counts.extend(drop_count(reason, amount) for reason, amount in judgement.drops.items())
         counts.extend(self._without_turn_counts(judgement.without_turn))
         result.counts.extend(_merged(counts))
