@@ -46,7 +46,9 @@ def outcome(turn: Turn) -> str:
     return default_runner().validate(turn).outcome.value
 
 
-SEARCHED = ToolCall("WebSurfer", "c1", {"request": "search Nature for penguin studies"}, result="ok")
+SEARCHED = ToolCall(
+    "WebSurfer", "c1", {"request": "search Nature for penguin studies"}, result="ok"
+)
 SEARCH_TOOL = ToolDefinition("search_web", {"type": "object", "properties": {}})
 
 
@@ -126,7 +128,9 @@ def test_invented_helpers_are_still_caught(turn: Turn, expected: set[str]) -> No
 
 
 def test_a_delegations_request_is_prose_the_agent_composed() -> None:
-    call = ToolCall("WebSurfer", "c1", {"request": "open the archive and scroll to 2020"}, result="ok")
+    call = ToolCall(
+        "WebSurfer", "c1", {"request": "open the archive and scroll to 2020"}, result="ok"
+    )
     assert "ungrounded_tool_argument" not in kinds(orchestrator_turn("On it.", calls=(call,)))
 
 
@@ -184,7 +188,9 @@ def test_claims_beside_the_requests_events_still_count(turn: Turn) -> None:
 
 # Plans in the perfect tense: the future frame of a list's header governs its items.
 PLAN_CLEAN = [
-    pytest.param("Once done we will have:\n- Confirmed the dates\n- Verified the counts", id="will"),
+    pytest.param(
+        "Once done we will have:\n- Confirmed the dates\n- Verified the counts", id="will"
+    ),
     pytest.param("After these steps, we’ll have verified the counts.", id="curly-apostrophe"),
     pytest.param("Once finished, we'll have:\n* Confirmed the dates\n* Verified them", id="stars"),
     pytest.param("Plan:\n1. Confirmed list of studies\n2. Verified counts", id="plan-header"),
@@ -230,7 +236,9 @@ def test_delegation_to_a_chat_member_that_is_no_tool() -> None:
     "calls",
     [
         pytest.param((), id="no-call"),
-        pytest.param((ToolCall("get_weather", "c1", {}, result="ok"),), id="a-named-tool-is-no-delegation"),
+        pytest.param(
+            (ToolCall("get_weather", "c1", {}, result="ok"),), id="a-named-tool-is-no-delegation"
+        ),
     ],
 )
 def test_initiated_without_a_delegation_still_rejects(calls: tuple[ToolCall, ...]) -> None:
@@ -253,8 +261,7 @@ SOURCE_CLEAN = [
         id="typed-into-the-search-bar",
     ),
     pytest.param(
-        "Please navigate to https://www.bls.gov/data/tables/x and read the table (see the "
-        "header).",
+        "Please navigate to https://www.bls.gov/data/tables/x and read the table (see the header).",
         "What does the BLS table say?",
         id="navigate-to",
     ),
@@ -323,7 +330,9 @@ def test_a_name_in_the_users_email_address_is_given(address: str, first: str, la
         reply="Found you.",
         user_message=f"My e-mail is {address}, look up my account.",
         tools=(FIND_USER,),
-        tool_calls=(ToolCall(FIND_USER.name, "c1", {"first_name": first, "last_name": last}, result="{}"),),
+        tool_calls=(
+            ToolCall(FIND_USER.name, "c1", {"first_name": first, "last_name": last}, result="{}"),
+        ),
     )
     assert "ungrounded_tool_argument" not in kinds(turn)
 
@@ -334,7 +343,9 @@ def test_a_name_nowhere_in_the_address_is_still_invented() -> None:
         user_message="My e-mail is john.smith@example.com, look up my account.",
         tools=(FIND_USER,),
         tool_calls=(
-            ToolCall(FIND_USER.name, "c1", {"first_name": "Peter", "last_name": "Miller"}, result="{}"),
+            ToolCall(
+                FIND_USER.name, "c1", {"first_name": "Peter", "last_name": "Miller"}, result="{}"
+            ),
         ),
     )
     assert "ungrounded_tool_argument" in kinds(turn)
