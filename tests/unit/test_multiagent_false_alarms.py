@@ -282,6 +282,11 @@ SOURCE_CAUGHT = [
         f"Use {PRESCRIBED} to find the population.",
         id="prescribed-page-cited-as-read",
     ),
+    pytest.param(
+        f"The Pro plan costs $24 per seat, according to {PRESCRIBED}.",
+        f"Use {PRESCRIBED} as the source.",
+        id="plan-as-a-word-of-the-statement",
+    ),
 ]
 
 

@@ -107,7 +107,7 @@ _SOURCE_ID = re.compile(r"src_(?<![\w-]src_)\d{2,}(?![\w-])")
 # "zu prüfen"), read on the URL's line before it and in its list's header.
 _TO_LOOK_UP = re.compile(
     r"\b(?:look(?:ed)?\s+up|to\s+(?:consult|check|use|visit|search|browse|verify|open|read)|"
-    r"consult|check|use|visit|search|browse|verify|open|next|plan|nachschlagen|nachsehen|"
+    r"consult|check|use|visit|search|browse|verify|open|nachschlagen|nachsehen|"
     r"prüf\w*|nutze\w*|verwende\w*|besuche\w*)\b|查阅|查看|访问"
 )
 
@@ -254,6 +254,10 @@ def _prescribed_to_look_up(turn: Turn, url: str, start: int) -> bool:
         return False
     lower = turn.reply_lower
     line_start = lower.rfind("\n", 0, start) + 1
+    if _CITATION_CUE.search(lower, max(line_start, start - _CUE_WINDOW), start) and not (
+        _TO_LOOK_UP.search(lower, max(line_start, start - _CUE_WINDOW), start)
+    ):
+        return False  # "…, according to <url>": the statement's source
     if _TO_LOOK_UP.search(lower, line_start, start):
         return True
     header = list_header(lower, start) if is_list_item(lower, start) else None
