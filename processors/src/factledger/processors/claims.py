@@ -23,7 +23,9 @@ from .text import (
     Sentence,
     at_sentence_start,
     clause_prefix,
+    is_list_item,
     is_question,
+    list_header,
     lowered,
     sentence_around,
 )
@@ -46,7 +48,18 @@ BLOCKS_CLAIM = re.compile(
     r"\b(?:not|never|no|nothing|none|without|yet|will|would|could|can|should|shall|may|might|"
     r"must|going|want|wants|plan|plans|planning|need|needs|about|if|once|when|whenever|after|"
     r"before|unless|until|whether|you|please|try|let|let's|ready|have to|has to|to be|"
-    r"hoping|expect|expected|supposed|able|unable|tried|trying|attempted)\b|n't\b|'ll\b|'d\b",
+    r"hoping|expect|expected|supposed|able|unable|tried|trying|attempted)\b|n['’]t\b|['’]ll\b|"
+    r"['’]d\b",
+    re.IGNORECASE,
+)
+# A list header that frames its items as what is to come ("Once done we will have:",
+# "Plan:", "Next steps:"): the perfect tense of its items ("- Confirmed the dates") is
+# the plan's, not a report.
+_FUTURE_HEADER = re.compile(
+    r"\b(?:will|shall|would|should|going to|plan|plans|planned|next steps?|to ?do|once|"
+    r"after (?:these|this|that|the|all|we|i)\b|when (?:done|finished|complete)|need to|must|"
+    r"(?:facts|things|steps|items|questions) to|werden|werde|wird|sobald|nachdem|geplant|"
+    r"nächste schritte)\b|['’]ll\b|计划|下一步|将会",
     re.IGNORECASE,
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|we)\b|\b(?:I|we)'(?:ve|m|re)\b", re.IGNORECASE)
@@ -173,7 +186,11 @@ class ClaimMatcher:
         starts = [r[0] for r in regions]
 
         def prose(start: int, end: int) -> bool:
-            return not (regions and inside(regions, starts, start)) and not _glued(text, start, end)
+            return (
+                not (regions and inside(regions, starts, start))
+                and not _glued(text, start, end)
+                and not _item_of_a_plan(text, start)
+            )
 
         claims: list[Claim] = []
         english, german = self._phrases.find(lower, MAX_MATCHES_PER_PATTERN)
@@ -259,6 +276,14 @@ class ClaimMatcher:
         if block.search(prefix) or BLOCKS_CLAIM.search(prefix):
             return None
         return Claim(rule, text[start:end], start, end, sentence, True)
+
+
+def _item_of_a_plan(text: str, position: int) -> bool:
+    """The position is in an item of a list whose header looks ahead (`_FUTURE_HEADER`)."""
+    if not is_list_item(text, position):
+        return False
+    header = list_header(text, position)
+    return header is not None and _FUTURE_HEADER.search(header) is not None
 
 
 def _glued(text: str, start: int, end: int) -> bool:

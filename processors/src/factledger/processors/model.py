@@ -178,16 +178,41 @@ class Turn:
         return self.conversation_text.lower()
 
     @cached_property
+    def roster(self) -> frozenset[str]:
+        """The names the turn gives its own actors: the offered tools, the agent, the
+        participants of its conversation and the tools the system recorded calls of. A
+        plan that names the team's helpers (`WebSurfer`, `Coder`) names what exists."""
+        recorded = (
+            c.name for c in (*self.history_tool_calls, *self.tool_calls) if c.origin != "prose"
+        )
+        names = (*(self.offered_tool_names or ()), self.agent, *self.participants, *recorded)
+        return frozenset(n for n in names if n)
+
+    @cached_property
+    def roster_lower(self) -> str:
+        return "\n".join(sorted(self.roster)).lower()
+
+    @cached_property
     def given_lower(self) -> str:
         """What others gave the agent, lower-cased: the user's messages (also those beyond
-        the context window) and the system prompt, without the assistant's own words."""
+        the context window), the system prompt and the turn's roster (what the system
+        offered and who takes part), without the assistant's own words."""
         parts = [
             m.content for m in self.context if m.role != "assistant" and not m.is_framework_nudge
         ]
         parts.extend(self.user_history)
         parts.append(self.user_message)
         parts.append(self.system_prompt)
+        parts.append(self.roster_lower)
         return "\n".join(parts).lower()
+
+    @cached_property
+    def named_lower(self) -> str:
+        """What the turn itself names, lower-cased: what others gave the agent
+        (`given_lower`) and the assistant's own earlier words. A name found here is no
+        invention of the reply; the tool results (`evidence_lower`) are a separate, stronger
+        record."""
+        return self.given_lower + "\n" + self.said_lower
 
     @cached_property
     def said_lower(self) -> str:

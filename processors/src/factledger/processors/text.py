@@ -126,6 +126,34 @@ def at_sentence_start(prefix: str) -> bool:
     return _LEADING_MARKS.match(prefix) is not None
 
 
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_MAX_LIST_LINES = 40
+
+
+def list_header(text: str, position: int) -> str | None:
+    """The header line ("Once done we will have:") of the list whose item holds
+    `position`, stripped; the line itself when it is no list item. None when the nearest
+    line that is no item does not end in a colon, or is too far up (40 lines): the list
+    has no header that could govern its items."""
+    line_start = text.rfind("\n", 0, position) + 1
+    for _ in range(_MAX_LIST_LINES):
+        line_end = text.find("\n", line_start)
+        line = text[line_start : len(text) if line_end == -1 else line_end]
+        if line.strip() and not _BULLET.match(line):
+            stripped = line.strip()
+            return stripped if stripped.endswith((":", "：")) else None
+        if line_start == 0:
+            return None
+        line_start = text.rfind("\n", 0, line_start - 1) + 1
+    return None
+
+
+def is_list_item(text: str, position: int) -> bool:
+    """The line holding `position` is a bullet or numbered list item."""
+    line_start = text.rfind("\n", 0, position) + 1
+    return _BULLET.match(text[line_start:position]) is not None
+
+
 def is_question(sentence: str) -> bool:
     stripped = sentence.rstrip()
     return stripped.endswith(("?", "？", "吗", "吗。")) or stripped.endswith("吗？")

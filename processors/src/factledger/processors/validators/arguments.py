@@ -169,12 +169,10 @@ class ArgumentGroundingValidator:
         if not any(c.arguments for c in turn.tool_calls):
             return ()
         # A call's own result often echoes its inputs ({"city": "Paris", ...}); only what
-        # the agent knew before the call can ground an argument: the conversation (every
-        # user message of it, not only the recent window), earlier turns' results, and the
-        # results of this turn's earlier calls.
-        known = "\n".join(
-            (*turn.user_history, turn.conversation_text, turn.history_results_text)
-        ).lower()
+        # the agent knew before the call can ground an argument: what the turn itself names
+        # (every user message, not only the recent window, and the team's roster), earlier
+        # turns' results, and the results of this turn's earlier calls.
+        known = turn.named_lower + "\n" + turn.history_results_text.lower()
         before = Grounds(known)
         user_words = "\n".join((*turn.user_history, turn.user_message))
         definitions = {t.name: t for t in turn.tools or ()}

@@ -23,7 +23,7 @@ from ..identifiers import Shape, is_place_to_go
 from ..kinds import Kind
 from ..limits import bounded_finditer
 from ..model import Finding, Turn
-from ..text import clause_prefix
+from ..text import clause_prefix, is_list_item, list_header
 from .base import NO_FETCH, NO_TOOL_CALLS, NO_TOOLS_OFFERED, finding
 
 # Tool citations, matched on the lower-cased reply (names are then cut from the original).
@@ -103,6 +103,13 @@ _CUE_WINDOW = 40
 _FOOTNOTE = re.compile(r"\s*\[\d+\]")
 _NUMBERED = re.compile(r"\s*(\d+)[.)]\s")
 _SOURCE_ID = re.compile(r"src_(?<![\w-]src_)\d{2,}(?![\w-])")
+# Words that list a source as something to look up ("Sources to consult:", "check …",
+# "zu prüfen"), read on the URL's line before it and in its list's header.
+_TO_LOOK_UP = re.compile(
+    r"\b(?:look(?:ed)?\s+up|to\s+(?:consult|check|use|visit|search|browse|verify|open|read)|"
+    r"consult|check|use|visit|search|browse|verify|open|nachschlagen|nachsehen|"
+    r"prüf\w*|nutze\w*|verwende\w*|besuche\w*)\b|查阅|查看|访问"
+)
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,9 @@ class CitationValidator:
     def _tool_citations(self, turn: Turn) -> list[Finding]:
         offered = {n.lower(): n for n in turn.offered_tool_names or ()}
         called = {c.name.lower() for c in turn.executed_calls}
+        # A member of the conversation that is no tool spoke in it: its messages are the
+        # source "(via WebSurfer)" cites, not a call the trace lacks.
+        members = {n.lower() for n in (*turn.participants, turn.agent) if n}
         out: list[Finding] = []
         seen: set[str] = set()
         code = reply_code_spans(turn)
@@ -149,7 +159,7 @@ class CitationValidator:
             if not (cited.explicit_tool or key in offered or _tool_shaped(cited.name)):
                 continue
             seen.add(key)
-            if key in called:
+            if key in called or (key in members and key not in offered):
                 continue
             span = (cited.start, cited.end)
             if turn.tools is not None and key not in offered:
@@ -235,6 +245,25 @@ def _tool_shaped(name: str) -> bool:
     return "_" in name or "." in name.strip(".") or re.search(r"[a-z][A-Z]", name) is not None
 
 
+def _prescribed_to_look_up(turn: Turn, url: str, start: int) -> bool:
+    """A source the request prescribed, listed as something to look up ("Sources to
+    consult: <url>", "1. Look up the figures on <url>"): the agent repeats its brief, it
+    cites nothing. The same URL cited as the source of a statement ("according to <url>")
+    has no such words before it and stays a citation."""
+    if url.lower().rstrip("/") not in turn.given_lower:
+        return False
+    lower = turn.reply_lower
+    line_start = lower.rfind("\n", 0, start) + 1
+    if _CITATION_CUE.search(lower, max(line_start, start - _CUE_WINDOW), start) and not (
+        _TO_LOOK_UP.search(lower, max(line_start, start - _CUE_WINDOW), start)
+    ):
+        return False  # "…, according to <url>": the statement's source
+    if _TO_LOOK_UP.search(lower, line_start, start):
+        return True
+    header = list_header(lower, start) if is_list_item(lower, start) else None
+    return header is not None and _TO_LOOK_UP.search(header) is not None
+
+
 def cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
     """URLs and source ids that the reply offers as evidence: (token, start, end, relayed),
     `relayed` for a URL that only a plain list item offers (a link list, not a citation
@@ -247,7 +276,9 @@ def cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
         candidates += [
             (i.text, i.start, i.end)
             for i in urls
-            if not in_spans(code, i.start) and not is_place_to_go(lower, i)
+            if not in_spans(code, i.start)
+            and not is_place_to_go(lower, i)
+            and not _prescribed_to_look_up(turn, i.text, i.start)
         ]
     if not candidates:
         return []

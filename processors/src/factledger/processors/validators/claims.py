@@ -24,12 +24,12 @@ from ..claim_rules import ClaimRules
 from ..claims import BLOCKS_CLAIM as _BLOCKS_CLAIM
 from ..claims import Claim, ClaimMatcher
 from ..code_regions import code_lines_of, code_regions, inside
-from ..evidence.call_reach import Reach, object_words, reach, record_keywords
+from ..evidence.call_reach import Reach, call_kind, object_words, reach, record_keywords
 from ..evidence.outcomes import call_failed, call_succeeded
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn
-from ..text import claim_scope, clause_prefix, is_question, sentence_around
+from ..text import claim_scope, clause_prefix, is_question, sentence_around, sentences
 from .base import NO_SUCCESSFUL_CALL, NO_TOOL_CALLS, finding
 
 # These scan the lower-cased reply (Turn.reply_lower), so their literals are lower case.
@@ -174,9 +174,11 @@ def _backed(
         return True
     if any(record.relates(c, claim) for c in succeeded):
         return True
+    if _delegated(claim, turn):
+        return True
     if claim.first_person:
         return False
-    if _restates_request(claim, turn):
+    if _restates_request(claim, turn) or _request_states_event(claim, turn):
         return True
     # "The order has been cancelled" after a lookup that returned "cancelled" reports a
     # state the system recorded; it is not the agent claiming an act of its own.
@@ -320,6 +322,56 @@ def _restates_request(claim: Claim, turn: Turn) -> bool:
         return False
     text = " " + " ".join(_WORDS.findall("\n".join(asked).lower())) + " "
     return any(f" {gram} " in text for gram in grams)
+
+
+# "Was removed", "has been published", "were deleted": the request tells of an event.
+_PAST_EVENT_AUX = re.compile(
+    r"\b(?:was|were|has been|have been|had been|been|got|is|are)\s+(?:\w+\s+)?\Z"
+)
+_AUX_WINDOW = 32
+
+
+def _request_states_event(claim: Claim, turn: Turn) -> bool:
+    """The request states the claim's action and its object as a past event ("A word was
+    removed from the article. Which word was removed?"): the reply restating it ("the
+    word that was removed from the archived article") tells the task's world, not an act
+    of the agent. The action must stand in the request as an event (after "was", "has
+    been"), and a content word of the claim's clause in the same sentence: "please delete
+    the ticket" states no event, and "the draft has been published" is another object."""
+    if not turn.user_message:
+        return False
+    verb = re.compile(rf"(?<!\w){re.escape(claim.phrase.lower())}(?!\w)")
+    start, end = claim_scope(turn.reply, claim.start, claim.end)
+    start, end = max(start, claim.sentence.start), min(end, claim.sentence.end)
+    objects = set(object_words(turn.reply[start : claim.start] + " " + turn.reply[claim.end : end]))
+    if not objects:
+        return False
+    for sentence in sentences(turn.user_message):
+        lower = sentence.text.lower()
+        for m in verb.finditer(lower):
+            if _PAST_EVENT_AUX.search(lower[max(0, m.start() - _AUX_WINDOW) : m.start()]) and (
+                objects & set(object_words(lower))
+            ):
+                return True
+    return False
+
+
+# A claim of handing work over ("steps identified and initiated", "task delegated"): the
+# turn's call to another agent is that act.
+_HANDING_OVER = frozenset(
+    {"initiated", "started", "delegated", "assigned", "dispatched", "handed", "kicked", "launched"}
+)
+
+
+def _delegated(claim: Claim, turn: Turn) -> bool:
+    """The claim says work was handed over, and the turn called another agent: an agent
+    offered as a tool (`call_kind` "delegation") or a member of the conversation."""
+    if claim.phrase.lower().split()[0] not in _HANDING_OVER:
+        return False
+    members = set(turn.participants) - {turn.agent}
+    return any(
+        c.name in members or call_kind(c, turn.tools) == "delegation" for c in turn.executed_calls
+    )
 
 
 # Content presented as read from a source: "according to the Wikipedia page", "the figures

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..codeish import CodeName, code_names, name_grounded
 from ..kinds import Kind
 from ..model import Finding, Turn
-from ..text import sentence_around
+from ..text import list_header, sentence_around
 from .base import NO_TOOL_CALLS, finding
 
 _PROPOSAL = re.compile(
@@ -41,9 +41,7 @@ _EXISTENCE = re.compile(
     r"|现有|包含|已有|存在",
 )
 _LISTING_TOOL = re.compile(r"list|ls|tree|glob|find|read|search|grep|cat|open|show|dir", re.I)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _MIN_SET = 3
-_MAX_LIST_LINES = 40
 
 
 class ConfabulationValidator:
@@ -55,7 +53,7 @@ class ConfabulationValidator:
         names = _asserted_names(turn.reply)
         if len(names) < 2:
             return ()
-        haystack = turn.evidence_lower + "\n" + turn.conversation_lower
+        haystack = turn.evidence_lower + "\n" + turn.named_lower
         ungrounded = [n for n in names if not name_grounded(n.text, haystack)]
         patterned = _shared_pattern(ungrounded)
         if len(ungrounded) < _MIN_SET and not (len(ungrounded) >= 2 and patterned):
@@ -113,17 +111,8 @@ def _is_key(reply: str, name: CodeName) -> bool:
 
 def _under_proposal_header(reply: str, position: int) -> bool:
     """True when `position` is in a bullet list whose header line proposes."""
-    line_start = reply.rfind("\n", 0, position) + 1
-    for _ in range(_MAX_LIST_LINES):
-        line_end = reply.find("\n", line_start)
-        line = reply[line_start : len(reply) if line_end == -1 else line_end]
-        if line.strip() and not _BULLET.match(line):
-            stripped = line.strip()
-            return stripped.endswith((":", "：")) and _PROPOSAL.search(stripped) is not None
-        if line_start == 0:
-            return False
-        line_start = reply.rfind("\n", 0, line_start - 1) + 1
-    return False
+    header = list_header(reply, position)
+    return header is not None and _PROPOSAL.search(header) is not None
 
 
 def _shared_pattern(names: list[CodeName]) -> bool:

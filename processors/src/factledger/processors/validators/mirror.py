@@ -81,10 +81,14 @@ _MAX_SENTENCES = 200
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLAUSE_EDGE = re.compile(r"[,;:，；：、]|\s(?:but|only|aber|nur)\s|只有|但是?|现有")
 # A name introduced by its kind: "the table rechnungen", "Funktion foo", "load_user 函数".
+# A generic noun after the kind is a compound ("file path", "table name"), not a name.
 _KIND_NOUN = re.compile(
     r"\b(?:table|function|file|class|method|module|column|field|variable|key|index|branch|"
     r"tag|bucket|queue|topic|order|tabelle|funktion|datei|klasse|methode|spalte|feld|"
-    r"schlüssel|zweig|bestellung)\s+[`'\"]?(?P<after>[\w.\-/#]+)"
+    r"schlüssel|zweig|bestellung)\s+[`'\"]?"
+    r"(?!(?:paths?|names?|types?|formats?|contents?|size|system|extensions?|list|structure|"
+    r"location|data|upload|viewer|reader|number|id|status|details?|pfad|namen?|inhalt)\b)"
+    r"(?P<after>[\w.\-/#]+)"
     r"|(?P<before>[A-Za-z_][\w.\-/]*)\s*(?:表|函数|文件|类|方法|字段|列|分支)",
     re.IGNORECASE,
 )

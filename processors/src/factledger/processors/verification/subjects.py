@@ -113,7 +113,7 @@ def _bare(token: str, kind: SubjectKind) -> str:
 
 
 def _candidates(turn: Turn, named: set[str]) -> Iterator[Subject]:
-    haystack = turn.evidence_lower + "\n" + turn.conversation_lower
+    haystack = turn.evidence_lower + "\n" + turn.named_lower
     yield from _short_shas(turn, haystack, named)
     for name, start, end in negated_mentions(turn.reply, turn.reply_lower):
         if name.lower() in named or name.lower() in turn.evidence_lower:
