@@ -9,8 +9,8 @@ evidence, with each finding's character offsets moved to the redacted reply. A
 conversation id that holds a secret is replaced whole by a pseudonym (`identifier`), the
 same in spans and turns.
 
-Rules (secret_rules.py) are regular expressions with literal anchors: a rule runs only on text that contains
-one of its anchors. One compiled pass over the text (an RE2 set of every anchor and of the
+Rules (secret_rules.py) are regular expressions with literal anchors: a rule runs only on
+text that contains one of its anchors. One compiled pass over the text (an RE2 set of every anchor and of the
 literal each other built-in pattern starts with) tells which rules can match, so the common
 span (no secret) costs one scan instead of one per anchor and per rule. Every pattern is
 linear: bounded repetitions, no nested quantifiers. Attribute keys that name a secret
@@ -40,6 +40,12 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
+from factledger.collector.secret_rules import (
+    OPTIONAL_RULES,
+    SECRET_KEY_ENDINGS,
+    SECRET_RULES,
+    Rule,
+)
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 from factledger.processors.evidence.outcomes import call_succeeded
@@ -48,13 +54,6 @@ from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verd
 from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.spans import SpanRecord
 from factledger.processors.verification.base import Verification
-
-from factledger.collector.secret_rules import (
-    OPTIONAL_RULES,
-    SECRET_KEY_ENDINGS,
-    SECRET_RULES,
-    Rule,
-)
 
 __all__ = [
     "MIN_SCAN_CHARS",

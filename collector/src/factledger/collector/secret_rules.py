@@ -81,9 +81,7 @@ _ASSIGNED = _ESC + r"[\"']?\s{0,5}[:=]\s{0,5}"
 _HEADER = _ASSIGNED + _ESC + r"[\"']?"
 """A header's `: ` up to its value, as written in a request dump, a JSON map or escaped
 inside JSON."""
-_VALUE = (
-    _ESC + r"\"([^\"\\]{1,4096})|" + _ESC + r"'([^'\\]{1,4096})|([^\s\"',;{}<>\\]{6,4096})"
-)
+_VALUE = _ESC + r"\"([^\"\\]{1,4096})|" + _ESC + r"'([^'\\]{1,4096})|([^\s\"',;{}<>\\]{6,4096})"
 """An assigned value: quoted (whole, to its closing quote at any depth), or bare (six
 characters at least, to a blank or a delimiter)."""
 _JSON_KEY_END = _ESC + r"\"\s{0,5}:\s{0,5}" + _ESC + r"\""
@@ -163,7 +161,10 @@ SECRET_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "aws_session_token",
-        r"(?i)(?:security|session)[_-]?token" + _ASSIGNED + _ESC + r"[\"']?([A-Za-z0-9%/+=]{16,8192})",
+        r"(?i)(?:security|session)[_-]?token"
+        + _ASSIGNED
+        + _ESC
+        + r"[\"']?([A-Za-z0-9%/+=]{16,8192})",
         ["security", "session"],
         group=1,
     ),
@@ -187,7 +188,10 @@ SECRET_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "aws_secret_key",
-        r"(?i)secret_?access_?key" + _ASSIGNED + _ESC + r"[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        r"(?i)secret_?access_?key"
+        + _ASSIGNED
+        + _ESC
+        + r"[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
         ["access"],
         group=1,
     ),
@@ -230,7 +234,9 @@ SECRET_RULES: tuple[Rule, ...] = (
     _prefixed("aws_session_token", "IQoJb3JpZ2lu", r"[A-Za-z0-9+/=%]{40,8192}"),
     _prefixed("github_token", "gh", r"[pousr]_[A-Za-z0-9]{36,255}"),
     _prefixed("github_token", "github_pat_", r"[A-Za-z0-9_]{22,255}"),
-    _prefixed("gitlab_token", "gl", r"(?:pat|dt|rt|ptt|oas|ft|imt|agent|cbt)-[A-Za-z0-9_-]{20,255}"),
+    _prefixed(
+        "gitlab_token", "gl", r"(?:pat|dt|rt|ptt|oas|ft|imt|agent|cbt)-[A-Za-z0-9_-]{20,255}"
+    ),
     _prefixed("slack_token", "xox", r"[abposre]-[A-Za-z0-9-]{10,255}"),
     _prefixed("slack_token", "xoxe.xox", r"[bp]-[A-Za-z0-9-]{10,255}"),
     _prefixed("slack_token", "xapp-", r"[0-9]-[A-Za-z0-9-]{10,255}"),
@@ -302,7 +308,11 @@ SECRET_RULES: tuple[Rule, ...] = (
     _rule(
         "kubernetes_secret",
         # The same map in JSON (`kubectl get secret -o json`).
-        r"\"data" + _ESC + r"\"\s{0,5}:\s{0,5}\{((?:\s{0,8}" + _ESC + r"\"[A-Za-z0-9._-]{1,253}"
+        r"\"data"
+        + _ESC
+        + r"\"\s{0,5}:\s{0,5}\{((?:\s{0,8}"
+        + _ESC
+        + r"\"[A-Za-z0-9._-]{1,253}"
         + _JSON_KEY_END
         + r"[A-Za-z0-9+/]{1,65536}={0,2}"
         + _ESC
@@ -312,7 +322,12 @@ SECRET_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "netrc_password",
-        r"(?i)login" + _GAP + r"[^\s\\]{1,256}" + _GAP + r"password" + _GAP
+        r"(?i)login"
+        + _GAP
+        + r"[^\s\\]{1,256}"
+        + _GAP
+        + r"password"
+        + _GAP
         + r"([^\s\\\"']{1,512})",
         ["login"],
         group=1,
@@ -343,19 +358,28 @@ SECRET_RULES: tuple[Rule, ...] = (
         "cli_password",
         # `--password value`, `--token=value`, `--client-secret 'value'`.
         r"(?i)--(?:password|passwd|pass|token|api-?key|secret|client-secret|access-token"
-        r"|auth-token|private-key)(?:=|[ \t]{1,5})(?:" + _ESC + r"\"([^\"\\]{1,4096})|"
-        + _ESC + r"'([^'\\]{1,4096})|([^\s\"'\\-][^\s\"'\\]{0,4095}))",
-        ["--pass", "--token", "--api", "--secret", "--client-secret", "--access-token",
-         "--auth-token", "--private-key"],
+        r"|auth-token|private-key)(?:=|[ \t]{1,5})(?:"
+        + _ESC
+        + r"\"([^\"\\]{1,4096})|"
+        + _ESC
+        + r"'([^'\\]{1,4096})|([^\s\"'\\-][^\s\"'\\]{0,4095}))",
+        [
+            "--pass",
+            "--token",
+            "--api",
+            "--secret",
+            "--client-secret",
+            "--access-token",
+            "--auth-token",
+            "--private-key",
+        ],
         group=-1,
     ),
     _rule(
         "assigned_secret",
         r"(?i)(?:api[_-]?key|apikey|secret[_-]?key[_-]?base|secret[_-]?(?:access[_-]?)?key"
         r"|client[_-]?secret|secret|password|passwd|passphrase|pwd|token|private[_-]?key"
-        r"|(?:encryption|signing|master)[_-]?key)"
-        + _ASSIGNED
-        + r"(?:" + _VALUE + r")",
+        r"|(?:encryption|signing|master)[_-]?key)" + _ASSIGNED + r"(?:" + _VALUE + r")",
         ["key", "secret", "pass", "pwd", "token"],
         group=-1,
     ),
