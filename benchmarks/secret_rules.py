@@ -50,9 +50,7 @@ def _detect_secrets() -> Finder | None:
 
 
 def measure(name: str, find: Finder, shapes: Sequence[Any]) -> str:
-    caught = sum(
-        all(part not in find(json.dumps(s.text)) for part in s.secret) for s in shapes
-    )
+    caught = sum(all(part not in find(json.dumps(s.text)) for part in s.secret) for s in shapes)
     flagged = sum(find(s.negative) != s.negative for s in shapes)
     texts = [json.dumps(s.text) for s in shapes] + [json.dumps(s.negative) for s in shapes]
     kib = sum(len(t) for t in texts) / 1024

@@ -10,11 +10,12 @@ conversation id that holds a secret is replaced whole by a pseudonym (`identifie
 same in spans and turns.
 
 Rules (secret_rules.py) are regular expressions with literal anchors: a rule runs only on
-text that contains one of its anchors. One compiled pass over the text (an RE2 set of every anchor and of the
-literal each other built-in pattern starts with) tells which rules can match, so the common
-span (no secret) costs one scan instead of one per anchor and per rule. Every pattern is
-linear: bounded repetitions, no nested quantifiers. Attribute keys that name a secret
-(`http.request.header.authorization`, `...password`, ...) have their whole value replaced.
+text that contains one of its anchors. One compiled pass over the text (an RE2 set of
+every anchor and of the literal each other built-in pattern starts with) tells which rules
+can match, so the common span (no secret) costs one scan instead of one per anchor and
+per rule. Every pattern is linear: bounded repetitions, no nested quantifiers. Attribute
+keys that name a secret (`http.request.header.authorization`, `...password`, ...) have
+their whole value replaced.
 Configuration (FACTLEDGER_REDACTION, TOML)::
 
     [redaction]

@@ -121,9 +121,9 @@ SECRET_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "url_password",
-        # The password runs to the last `@` before the host (it may hold `@` and `/`); a
-        # port after the host's colon is no password.
-        r"://[^\s:/@\"'<>\\]{0,256}:(?!\d{1,5}(?:[/?#]|$))([^\s\"'<>\\]{1,256})@",
+        # The password runs to the last `@` before the host (it may hold `@` and `/`, not
+        # `:`, which keeps a run of `://` from being walked twice); a port is no password.
+        r"://[^\s:/@\"'<>\\]{0,256}:(?!\d{1,5}(?:[/?#]|$))([^\s:\"'<>\\]{1,256})@",
         group=1,
         literals=["://"],
     ),
