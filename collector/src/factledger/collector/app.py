@@ -219,6 +219,7 @@ def _alert_loops(
             interval=settings.alert_interval_seconds,
             metrics=metrics,
             labels={"tenant": tenant} if labelled else None,
+            redact=settings.redactor.text if settings.redactor else str,
         )
         for tenant in tenants
     }

@@ -25,6 +25,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from factledger.collector.access_log import redact_access_log
 from factledger.collector.settings import ServiceSettings
 
 MAX_HEADER_BYTES = 64 * 1024
@@ -80,7 +81,7 @@ def server_config(app: Any, settings: ServiceSettings) -> uvicorn.Config:
     protocol = type(
         "HeaderTimeoutH11", (HeaderTimeoutH11,), {"header_timeout": settings.header_timeout_seconds}
     )
-    return uvicorn.Config(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -90,6 +91,10 @@ def server_config(app: Any, settings: ServiceSettings) -> uvicorn.Config:
         limit_concurrency=settings.max_connections,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
+    # After the Config: it sets uvicorn's loggers up. A query string may carry a secret.
+    if settings.redactor is not None:
+        redact_access_log(settings.redactor.text)
+    return config
 
 
 def serve(app: Any, settings: ServiceSettings) -> None:

@@ -9,12 +9,13 @@ evidence, with each finding's character offsets moved to the redacted reply. A
 conversation id that holds a secret is replaced whole by a pseudonym (`identifier`), the
 same in spans and turns.
 
-Rules are regular expressions with literal anchors: a rule runs only on text that contains
-one of its anchors. One compiled pass over the text (an RE2 set of every anchor and of the
-literal each other built-in pattern starts with) tells which rules can match, so the common
-span (no secret) costs one scan instead of one per anchor and per rule. Every pattern is
-linear: bounded repetitions, no nested quantifiers. Attribute keys that name a secret
-(`http.request.header.authorization`, `...password`, ...) have their whole value replaced.
+Rules (secret_rules.py) are regular expressions with literal anchors: a rule runs only on
+text that contains one of its anchors. One compiled pass over the text (an RE2 set of
+every anchor and of the literal each other built-in pattern starts with) tells which rules
+can match, so the common span (no secret) costs one scan instead of one per anchor and
+per rule. Every pattern is linear: bounded repetitions, no nested quantifiers. Attribute
+keys that name a secret (`http.request.header.authorization`, `...password`, ...) have
+their whole value replaced.
 Configuration (FACTLEDGER_REDACTION, TOML)::
 
     [redaction]
@@ -34,12 +35,18 @@ import hashlib
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
+from factledger.collector.secret_rules import (
+    OPTIONAL_RULES,
+    SECRET_KEY_ENDINGS,
+    SECRET_RULES,
+    Rule,
+)
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 from factledger.processors.evidence.outcomes import call_succeeded
@@ -49,198 +56,22 @@ from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.spans import SpanRecord
 from factledger.processors.verification.base import Verification
 
+__all__ = [
+    "MIN_SCAN_CHARS",
+    "MIN_SECRET_CHARS",
+    "OPTIONAL_RULES",
+    "SECRET_KEY_ENDINGS",
+    "SECRET_RULES",
+    "Edit",
+    "Redactor",
+    "Rule",
+]
+
 MIN_SCAN_CHARS = 6
 """Shorter strings hold no secret any rule knows: they are not scanned."""
 MIN_SECRET_CHARS = 4
 """A value under a secret's key shorter than this is not looked for in other texts."""
 
-
-@dataclass(frozen=True)
-class Rule:
-    """One kind of secret. `anchors` are lower-case substrings one of which the text must
-    contain for the pattern to run (empty: always run); `group` is the part replaced (0:
-    the whole match, -1: whichever group of alternatives matched)."""
-
-    name: str
-    pattern: re.Pattern[str]
-    anchors: tuple[str, ...] = ()
-    group: int = 0
-    joinable: bool = True
-    """The pattern finds in several strings joined by NUL what it finds in each: no `^`,
-    `$` or lookaround that a NUL would change. Custom patterns are not assumed to be."""
-    literals: tuple[str, ...] = ()
-    """Case-sensitive substrings one of which every match contains (the literal the pattern
-    starts with). Unlike anchors they change nothing the rule finds: text without any of
-    them cannot match, so the pattern is not run on it. Only read when `anchors` is empty."""
-
-
-def _rule(
-    name: str,
-    pattern: str,
-    anchors: Iterable[str] = (),
-    group: int = 0,
-    literals: Iterable[str] = (),
-) -> Rule:
-    return Rule(name, re.compile(pattern), tuple(anchors), group, literals=tuple(literals))
-
-
-# Patterns of fixed-format secrets start with a literal (the word boundary is checked by a
-# lookbehind after it): the regex engine then skips through text as fast as a substring
-# search, where a leading `\b` or character class costs twenty times more per character.
-# Inside JSON-encoded strings (GenAI messages, tool arguments and results) a line break or
-# tab is the two characters `\n`, `\t`: a letter after a backslash also starts a word.
-_NOT_AFTER_WORD = r"(?:(?<![A-Za-z0-9_-]{prefix})|(?<=\\[nrtbf]{prefix}))"
-
-# Context rules name their word without a left boundary: the word may follow a JSON escape
-# (`\npassword=`) or an environment variable's prefix (`DB_PASSWORD=`, `PGPASSWORD=`).
-# What follows the word (a separator, then the value) keeps them from matching prose.
-_ASSIGNED = r"\\?[\"']?\s{0,5}[:=]\s{0,5}"
-"""The separator after a key: `=`, `: `, `": "` or, escaped inside JSON, `\": \"`."""
-_HEADER = _ASSIGNED + r"\\?[\"']?"
-"""A header's `: ` up to its value, as written in a request dump, a JSON map or escaped
-inside JSON."""
-
-
-def _prefixed(name: str, prefix: str, rest: str) -> Rule:
-    boundary = _NOT_AFTER_WORD.format(prefix=re.escape(prefix))
-    return _rule(name, re.escape(prefix) + boundary + rest, literals=[prefix])
-
-
-SECRET_RULES: tuple[Rule, ...] = (
-    _rule(
-        "private_key",
-        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----(?:[^-]|-(?!----END)){0,20000}"
-        r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----)?",
-        literals=["-----BEGIN "],
-    ),
-    _rule(
-        "url_password",
-        r"://[^\s:/@\"'<>\\]{0,256}:([^\s@/\"'<>\\]{1,256})@",
-        group=1,
-        literals=["://"],
-    ),
-    _rule(
-        "bearer_token",
-        r"(?i)(?:(?<![A-Za-z0-9_])|(?<=\\[nrtbf]))bearer\s+([A-Za-z0-9._~+/=_-]{16,4096})",
-        ["bearer"],
-        group=1,
-    ),
-    _rule(
-        "basic_auth",
-        r"(?i)authorization" + _HEADER + r"basic\s+([A-Za-z0-9+/]{8,4096}={0,2})",
-        ["basic"],
-        group=1,
-    ),
-    _rule(
-        "authorization",
-        r"(?i)authorization" + _HEADER + r"(?:token|api-?key|key|sso-key|ssws|digest)\s+"
-        r"([A-Za-z0-9._~+/=:,\"-]{8,4096})",
-        ["authorization"],
-        group=1,
-    ),
-    _rule(
-        "cookie",
-        r"(?i)cookie" + _HEADER + r"([^\s=;\"'\\]{1,256}=[^\r\n\"'\\]{1,4096})",
-        ["cookie"],
-        group=1,
-    ),
-    _rule(
-        "private_token",
-        r"(?i)private-token" + _HEADER + r"([A-Za-z0-9._-]{8,512})",
-        ["private-token"],
-        group=1,
-    ),
-    _rule(
-        "aws_secret_key",
-        r"(?i)secret_?access_?key" + _ASSIGNED + r"\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
-        ["access"],
-        group=1,
-    ),
-    _rule(
-        "azure_storage_key",
-        r"(?i)(?:account|sharedaccess)key\s{0,3}=\s{0,3}([A-Za-z0-9+/]{20,256}={0,2})",
-        ["accountkey", "sharedaccesskey"],
-        group=1,
-    ),
-    _prefixed("anthropic_key", "sk-ant-", r"[A-Za-z0-9_-]{20,512}"),
-    _prefixed("openai_key", "sk-", r"(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,512}"),
-    _prefixed("aws_access_key", "AKIA", r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    _prefixed("aws_access_key", "ASIA", r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    _prefixed("github_token", "gh", r"[pousr]_[A-Za-z0-9]{36,255}"),
-    _prefixed("github_token", "github_pat_", r"[A-Za-z0-9_]{22,255}"),
-    _prefixed("gitlab_token", "glpat-", r"[A-Za-z0-9_-]{20,255}"),
-    _prefixed("slack_token", "xox", r"[abposr]-[A-Za-z0-9-]{10,255}"),
-    _rule(
-        "slack_webhook",
-        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{8,255}",
-        literals=["https://hooks.slack.com/"],
-    ),
-    _prefixed("google_api_key", "AIza", r"[0-9A-Za-z_-]{35}"),
-    _prefixed("stripe_key", "sk_", r"(?:live|test)_[A-Za-z0-9]{16,255}"),
-    _prefixed("stripe_key", "rk_", r"(?:live|test)_[A-Za-z0-9]{16,255}"),
-    _prefixed("huggingface_token", "hf_", r"[A-Za-z0-9]{30,255}"),
-    _prefixed("npm_token", "npm_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    _prefixed(
-        "jwt", "eyJ", r"[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{8,4096}"
-    ),
-    _rule(
-        "assigned_secret",
-        r"(?i)(?:api[_-]?key|apikey|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|secret|password"
-        r"|passwd|pwd|token|private[_-]?key)"
-        + _ASSIGNED
-        + r"(?:\\?\"([^\"\\]{1,512})|\\?'([^'\\]{1,512})|([^\s\"',;{}<>\\]{6,512}))",
-        ["key", "secret", "pass", "pwd", "token"],
-        group=-1,
-    ),
-    _rule(
-        "env_secret",
-        r"(?<=[A-Z0-9])_(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?)"
-        r"\s{0,3}=\s{0,3}([^\s\"'\\]{6,512})",
-        ["_token", "_secret", "_key", "_pass", "_pwd", "_credential"],
-        group=1,
-    ),
-)
-"""Secrets redacted by default."""
-
-OPTIONAL_RULES: Mapping[str, Rule] = {
-    "emails": _rule(
-        "email", r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}", ["@"]
-    ),
-    "phones": _rule(
-        "phone",
-        r"(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,4}"
-        r"|\(\d{3}\) ?\d{3}[-.]\d{4}|\d{3}[-.]\d{3}[-.]\d{4})(?![\w])",
-    ),
-}
-"""Personal data, redacted when switched on (`emails = true`, `phones = true`)."""
-
-SECRET_KEY_ENDINGS: tuple[str, ...] = (
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
-    "api_key",
-    "api-key",
-    "apikey",
-    "x-api-key",
-    "password",
-    "passwd",
-    "secret",
-    "client_secret",
-    "access_token",
-    "refresh_token",
-    "private_key",
-    "private-token",
-    "x-auth-token",
-    "x-access-token",
-    "auth-token",
-    "api-token",
-    "x-api-token",
-    "x-goog-api-key",
-    "x-amz-security-token",
-    "session-token",
-)
-"""Attribute key endings (after the last `.`) whose whole value is a secret."""
 
 Edit = tuple[int, int, str]
 """Characters [start, end) of a text and what replaces them."""

@@ -119,6 +119,7 @@ class AlertLoop:
         new_id: Callable[[], str] = _new_id,
         notifier: Notifier | None = None,
         labels: Mapping[str, str] | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be positive, not {interval}")
@@ -131,7 +132,7 @@ class AlertLoop:
         self._clock = clock
         self._new_id = new_id
         self._notifier = notifier or Notifier(
-            self._record_delivery, config.delivery, metrics=metrics
+            self._record_delivery, config.delivery, metrics=metrics, redact=redact
         )
         model_rule = next((r for r in config.rules if r.group_by == "model"), None)
         self._labels = dict(labels or {})

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from ..metrics import Metrics
+from ..redaction import Redactor
 from .rules import DeliverySettings, redact_url
 
 log = logging.getLogger("factledger.alerts")
@@ -32,6 +33,8 @@ log = logging.getLogger("factledger.alerts")
 MAX_PENDING = 1_000
 """Notices waiting to be sent or retried, at most."""
 MAX_ERROR_CHARS = 500
+_MAX_ANSWER_CHARS = 16_384
+"""Of a receiver's answer, the part redacted (the record keeps its first 200 characters)."""
 _RETRYABLE_STATUS = frozenset({408, 425, 429})
 DELIVERIES = "factledger_alert_deliveries_total"
 
@@ -78,8 +81,12 @@ class Notifier:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         transport: httpx.BaseTransport | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._record = record
+        # A receiver's answer (an error page, a proxy's dump) may quote credentials: it is
+        # recorded and logged as the redaction rules leave it.
+        self._redact = redact or Redactor.default().text
         self._settings = settings or DeliverySettings()
         self._metrics = metrics
         self._max_pending = max_pending
@@ -188,9 +195,10 @@ class Notifier:
             )
             status = response.status_code
             if not 200 <= status < 300:
-                error = f"HTTP {status}: {response.text[:200]}"
+                # Redacted before it is cut, so no secret is cut short of its shape.
+                error = f"HTTP {status}: {self._redact(response.text[:_MAX_ANSWER_CHARS])[:200]}"
         except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {self._redact(str(exc))}"
         ok = 200 <= status < 300
         attempt = DeliveryAttempt(
             alert_id=item.alert_id,
