@@ -232,7 +232,6 @@ class TurnJudge:
                     judged.verifications,
                 )
                 snapshots, evidence = judged_evidence_rows(judged.assembled, self._redactor)
-                snapshots, evidence = judged_evidence_rows(judged.assembled, self._redactor)
             except Exception:  # one turn that cannot be shaped never costs its neighbours
                 log.exception("judging turn %s failed", judged.assembled.turn.turn_id)
                 counts.append(drop_count(Drop.TURN_FAILED))
