@@ -26,6 +26,7 @@ import httpx
 
 from ..metrics import Metrics
 from .rules import DeliverySettings, redact_url
+from .webhook_targets import Resolve, refusal, system_resolve
 
 log = logging.getLogger("factledger.alerts")
 
@@ -59,6 +60,10 @@ class _Pending:
     attempt: int = field(compare=False, default=1)
 
 
+class _Refused(Exception):
+    """A target no notice may go to (`webhook_targets.refusal`): final, never retried."""
+
+
 def retryable(status_code: int) -> bool:
     """Whether an answer with this status may turn out differently later (0: no answer)."""
     return status_code == 0 or status_code >= 500 or status_code in _RETRYABLE_STATUS
@@ -78,6 +83,7 @@ class Notifier:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         transport: httpx.BaseTransport | None = None,
+        resolve: Resolve = system_resolve,
     ) -> None:
         self._record = record
         self._settings = settings or DeliverySettings()
@@ -86,6 +92,7 @@ class Notifier:
         self._clock = clock
         self._wall = wall_clock
         self._transport = transport
+        self._resolve = resolve
         self._cond = threading.Condition()
         self._heap: list[_Pending] = []
         self._in_flight = 0
@@ -182,7 +189,10 @@ class Notifier:
 
     def _deliver(self, client: httpx.Client, item: _Pending) -> None:
         status, error = 0, ""
+        refused = refusal(item.url, self._resolve)
         try:
+            if refused is not None:
+                raise _Refused(refused)
             response = client.post(
                 item.url, content=item.body, headers={"Content-Type": "application/json"}
             )
@@ -191,6 +201,8 @@ class Notifier:
                 error = f"HTTP {status}: {response.text[:200]}"
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}"
+        except _Refused as exc:
+            error = f"refused: {exc}"
         ok = 200 <= status < 300
         attempt = DeliveryAttempt(
             alert_id=item.alert_id,
@@ -208,7 +220,7 @@ class Notifier:
         if ok:
             self._count("ok")
             return
-        if retryable(status) and item.attempt < self._settings.attempts:
+        if refused is None and retryable(status) and item.attempt < self._settings.attempts:
             self._count("retry")
             delay = self._settings.backoff.total_seconds() * 2 ** (item.attempt - 1)
             retry = replace(

@@ -48,6 +48,8 @@ from typing import Any, Literal, cast
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 
+from .webhook_targets import named_refusal
+
 GroupBy = Literal["model", "agent", "service", "kind"]
 Counted = Literal["reject", "flag", "any"]
 WebhookFormat = Literal["json", "slack"]
@@ -471,4 +473,7 @@ def _url(value: Any, where: str) -> str:
         raise ConfigError(f"{where} must be an http:// or https:// URL, not {value!r}")
     if len(value) > 2000 or any(c.isspace() for c in value):
         raise ConfigError(f"{where} must be a URL without spaces, at most 2000 characters")
+    refused = named_refusal(value)
+    if refused is not None:
+        raise ConfigError(f"{where} is refused: {refused} (no notice goes to a metadata service)")
     return value
