@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from factledger.processors.config_files import read_toml
+from factledger.processors.config_keys import unknown_keys
 from factledger.processors.errors import ConfigError
 
 from .webhook_targets import named_refusal
@@ -424,7 +425,7 @@ def _duration(value: Any, where: str) -> timedelta:
 def _no_unknown(raw: Mapping[str, Any], known: set[str], where: str) -> None:
     unknown = set(raw) - known
     if unknown:
-        raise ConfigError(f"{where} has unknown keys {sorted(unknown)}; known: {sorted(known)}")
+        raise ConfigError(f"{where} has {unknown_keys(unknown)}; known: {sorted(known)}")
 
 
 def _choice(
