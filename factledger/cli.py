@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from factledger import reply_marks
 from factledger.alerts_cli import add_alerts_parser
-from factledger.collector.private_dirs import restrict_umask
+from factledger.collector.private_dirs import restrict_umask, usable_data_directory
 from factledger.evaluation import Case, CaseResult, evaluate, read_cases
 from factledger.extras import MissingExtra, require
 from factledger.ports import DEFAULT_HOST, DEFAULT_PORT, check_port_free
@@ -321,6 +321,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         alerts_file=args.alerts,
     )
     _check_alert_rules(settings)
+    usable_data_directory(settings.data_dir)
     check_port_free(settings.host, settings.port, "--port")
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -342,6 +343,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         alerts_file=args.alerts,
     )
     _check_alert_rules(settings)
+    usable_data_directory(settings.data_dir)
     check_port_free(settings.host, settings.port, "--port")
     if args.dashboard_port:
         from factledger.dashboard_cli import DEFAULT_DASHBOARD_HOST

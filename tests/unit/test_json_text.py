@@ -1,9 +1,11 @@
-"""`json_text.loads` answers as `json.loads` does: same values, same refusals, same errors."""
+"""`json_text.loads` answers as `json.loads` does: same values, same refusals, same errors;
+but a lone surrogate, which `json.loads` returns and UTF-8 cannot encode, reads as U+FFFD."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pytest
@@ -29,9 +31,20 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _replaced(value: Any) -> Any:
+    """`json.loads`'s value with each lone surrogate as U+FFFD: what `loads` returns."""
+    if isinstance(value, str):
+        return re.sub("[\ud800-\udfff]", "\ufffd", value)
+    if isinstance(value, list):
+        return [_replaced(v) for v in value]
+    if isinstance(value, dict):
+        return {_replaced(k): _replaced(v) for k, v in value.items()}
+    return value
+
+
 def _outcome(text: str | bytes) -> tuple[str, Any]:
     try:
-        return "value", json.loads(text)
+        return "value", _replaced(json.loads(text))
     except (ValueError, RecursionError) as exc:
         return "error", (type(exc), str(exc))
 
@@ -53,7 +66,7 @@ def _assert_as_json_loads(text: str | bytes) -> None:
         pytest.param("[18446744073709551616, -9223372036854775809]", id="past uint64 and int64"),
         pytest.param("[1e400, -1e400, 1.7976931348623157e309]", id="past the float range is inf"),
         pytest.param("[NaN, Infinity, -Infinity]", id="NaN and Infinity are read"),
-        pytest.param('"\\ud800"', id="a lone surrogate escape stays a lone surrogate"),
+        pytest.param('"\\ud800"', id="a lone surrogate escape reads as U+FFFD"),
         pytest.param('"\\udc00\\ud800"', id="surrogates in the wrong order"),
         pytest.param('"\\ud83d\\ude00"', id="a surrogate pair is one character"),
         pytest.param('"\ud800"', id="a lone surrogate in the text itself"),
@@ -123,3 +136,17 @@ def test_numbers_of_any_length_read_as_json_loads(digits: str, sign: bool) -> No
     number = ("-" if sign else "") + digits.lstrip("0") or "0"
     for text in (number, f"{number}.5", f"{number}e-3", f"0.{digits}", f"{number}E+20"):
         _assert_as_json_loads(f"[{text}]")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param('"a\\ud800b"', "a\ufffdb", id="in a string"),
+        pytest.param('{"\\udc00": ["\\ud800"]}', {"\ufffd": ["\ufffd"]}, id="in a key and array"),
+        pytest.param('"\\ud83d\\ude00"', "\U0001f600", id="a pair stays one character"),
+    ],
+)
+def test_a_lone_surrogate_reads_as_the_replacement_character(text: str, expected: Any) -> None:
+    value = loads(text)
+    assert value == expected
+    json.dumps(value, ensure_ascii=False).encode("utf-8")  # storable: UTF-8 encodes it

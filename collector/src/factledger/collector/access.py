@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from factledger.processors.config_files import read_toml
+from factledger.processors.config_keys import key_name, unknown_keys
 from factledger.processors.errors import ConfigError
 
 DEFAULT_TENANT = "default"
@@ -212,7 +213,8 @@ def _read_file(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]
     data = read_toml(path, "the token file")
     unknown = set(data) - {"ingest", "read"}
     if unknown:
-        raise ConfigError(f"{path}: unknown sections {sorted(unknown)}; use [ingest] and [read]")
+        found = unknown_keys(unknown).replace("keys", "sections")
+        raise ConfigError(f"{path}: {found}; use [ingest] and [read]")
     ingest_table = _table(data.get("ingest", {}), path, "ingest")
     read_table = _table(data.get("read", {}), path, "read")
     ingest: list[tuple[str, str]] = []
@@ -243,15 +245,18 @@ def _pairs(raw: str, variable: str) -> list[tuple[str, str]]:
             continue
         tenant, sep, token = item.strip().partition(":")
         if not sep:
-            raise ConfigError(f"{variable}: entries are tenant:token, not {item.strip()[:20]!r}")
+            # The entry itself is not shown: without its colon it may be a bare token.
+            raise ConfigError(f"{variable}: entries are tenant:token (one has no ':')")
         pairs.append((tenant, token))
     return pairs
 
 
 def _check(tenant: str, token: str, source: str, *, allow_all: bool) -> None:
     if not (TENANT_PATTERN.fullmatch(tenant) or (allow_all and tenant == ALL_TENANTS)):
+        # Named only when it reads as a name: a token and a tenant swapped by mistake
+        # would otherwise print the token.
         raise ConfigError(
-            f"{source}: tenant {tenant[:70]!r} must be 1-64 letters, digits, '_', '.', '-'"
+            f"{source}: tenant {key_name(tenant)} must be 1-64 letters, digits, '_', '.', '-'"
         )
     if len(token) < MIN_TOKEN_CHARS or not _TOKEN_PATTERN.fullmatch(token):
         raise ConfigError(

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from factledger.collector.access import DEFAULT_TENANT, exposure_warning
@@ -31,6 +32,7 @@ from factledger.collector.api.models import (
 from factledger.collector.api.queries import router as api_router
 from factledger.collector.api.readers import operator_scope, read_scope
 from factledger.collector.api.reviews import router as reviews_router
+from factledger.collector.api.text_fields import validation_error
 from factledger.collector.ingest.receiver import bodies_in_flight
 from factledger.collector.ingest.receiver import router as receiver_router
 from factledger.collector.ingest.wal import WriteAheadLog
@@ -138,6 +140,7 @@ def create_app(
         redoc_url=None,
     )
     add_docs_pages(app)
+    app.add_exception_handler(RequestValidationError, validation_error)
 
     @app.exception_handler(StoreError)
     async def store_failed(request: Request, exc: StoreError) -> JSONResponse:

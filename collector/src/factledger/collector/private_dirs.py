@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from factledger.processors.errors import ConfigError
+
 PRIVATE_UMASK = 0o077
 DIRECTORY_MODE = 0o700
 FILE_MODE = 0o600
@@ -27,6 +29,25 @@ def private_directory(path: Path) -> Path:
     path.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
     path.chmod(DIRECTORY_MODE)  # mkdir's mode is filtered by the umask, and not applied
     return path  # to a directory that was there already
+
+
+def usable_data_directory(path: Path) -> Path:
+    """`private_directory(path)`, and a file written and removed in it, before the service
+    starts. Raises ConfigError naming the directory and the reason in one line: read-only,
+    below a regular file, another user's. (A check of the mode bits would pass for root,
+    whom only the write itself stops.)"""
+    try:
+        private_directory(path)
+        probe = path / f".write-check-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(
+            f"data directory {path} (--data-dir, FACTLEDGER_DATA_DIR) cannot be created or"
+            f" written: {reason}"
+        ) from None
+    return path
 
 
 def restrict_umask() -> int:

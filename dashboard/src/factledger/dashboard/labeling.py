@@ -34,6 +34,7 @@ from factledger.dashboard.client import (
     withdraw_review,
 )
 from factledger.dashboard.review_questions import question_for
+from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.ui import when
 
 REVIEWER_WIDGET = "verify_reviewer"
@@ -231,14 +232,16 @@ def turn_labels(turn: Turn) -> None:
     show_notice()
     with st.container(border=True, key="fl_turn_labels"):
         if reviews:
-            last = reviews[-1]
-            by = f" by {last['reviewer']}" if last["reviewer"] else ""
-            st.caption(
-                f"Labelled **{last['label'].replace('_', ' ')}**{by} ({when(last['created_at'])});"
-                " a new label replaces it."
-            )
+            st.caption(label_caption(reviews[-1]))
         question_block(turn["findings"])
         label_bar(api, [turn["turn_id"]], note_key=f"fl_note_{turn['turn_id']}")
+
+
+def label_caption(review: Mapping[str, Any]) -> str:
+    """The turn's current label as a Markdown line, its reviewer's name as plain text."""
+    by = f" by {markdown_text(review['reviewer'])}" if review["reviewer"] else ""
+    label = markdown_text(str(review["label"]).replace("_", " "))
+    return f"Labelled **{label}**{by} ({when(review['created_at'])}); a new label replaces it."
 
 
 def focus() -> str | None:

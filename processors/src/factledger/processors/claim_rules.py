@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .config_files import read_toml
+from .config_keys import unknown_keys
 from .errors import ConfigError
 
 DEFAULT_RULES_PATH = Path(__file__).with_name("claim_rules.toml")
@@ -88,7 +89,7 @@ def _rule(raw: Any, where: str) -> ClaimRule:
     known = {"capability", "en", "de", "zh", "patterns", "tools", "any_tool"}
     unknown = set(raw) - known
     if unknown:
-        raise ConfigError(f"{where} has unknown keys {sorted(unknown)}")
+        raise ConfigError(f"{where} has {unknown_keys(unknown)}")
     capability = raw.get("capability")
     if not isinstance(capability, str) or not capability:
         raise ConfigError(f"{where} needs a 'capability' name")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .config_files import read_toml
+from .config_keys import unknown_keys
 from .errors import ConfigError
 from .kinds import Kind, Severity
 
@@ -48,7 +49,7 @@ class ValidationSettings:
         known = {"disabled_validators", "disabled_kinds", "severity", "claim_rules"}
         unknown = set(section) - known
         if unknown:
-            raise ConfigError(f"{where} has unknown keys {sorted(unknown)}")
+            raise ConfigError(f"{where} has {unknown_keys(unknown)}")
         kinds = frozenset(_kind(k, where) for k in _str_list(section, "disabled_kinds", where))
         raw_severity = section.get("severity", {})
         if not isinstance(raw_severity, Mapping):

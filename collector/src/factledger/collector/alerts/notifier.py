@@ -27,6 +27,7 @@ import httpx
 from ..metrics import Metrics
 from ..redaction import Redactor
 from .rules import DeliverySettings, redact_url
+from .webhook_targets import Resolve, refusal, system_resolve
 
 log = logging.getLogger("factledger.alerts")
 
@@ -62,6 +63,10 @@ class _Pending:
     attempt: int = field(compare=False, default=1)
 
 
+class _Refused(Exception):
+    """A target no notice may go to (`webhook_targets.refusal`): final, never retried."""
+
+
 def retryable(status_code: int) -> bool:
     """Whether an answer with this status may turn out differently later (0: no answer)."""
     return status_code == 0 or status_code >= 500 or status_code in _RETRYABLE_STATUS
@@ -82,6 +87,7 @@ class Notifier:
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         transport: httpx.BaseTransport | None = None,
         redact: Callable[[str], str] | None = None,
+        resolve: Resolve = system_resolve,
     ) -> None:
         self._record = record
         # A receiver's answer (an error page, a proxy's dump) may quote credentials: it is
@@ -93,6 +99,7 @@ class Notifier:
         self._clock = clock
         self._wall = wall_clock
         self._transport = transport
+        self._resolve = resolve
         self._cond = threading.Condition()
         self._heap: list[_Pending] = []
         self._in_flight = 0
@@ -189,7 +196,10 @@ class Notifier:
 
     def _deliver(self, client: httpx.Client, item: _Pending) -> None:
         status, error = 0, ""
+        refused = refusal(item.url, self._resolve)
         try:
+            if refused is not None:
+                raise _Refused(refused)
             response = client.post(
                 item.url, content=item.body, headers={"Content-Type": "application/json"}
             )
@@ -199,6 +209,8 @@ class Notifier:
                 error = f"HTTP {status}: {self._redact(response.text[:_MAX_ANSWER_CHARS])[:200]}"
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {self._redact(str(exc))}"
+        except _Refused as exc:
+            error = f"refused: {exc}"
         ok = 200 <= status < 300
         attempt = DeliveryAttempt(
             alert_id=item.alert_id,
@@ -216,7 +228,7 @@ class Notifier:
         if ok:
             self._count("ok")
             return
-        if retryable(status) and item.attempt < self._settings.attempts:
+        if refused is None and retryable(status) and item.attempt < self._settings.attempts:
             self._count("retry")
             delay = self._settings.backoff.total_seconds() * 2 ** (item.attempt - 1)
             retry = replace(

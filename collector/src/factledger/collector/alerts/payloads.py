@@ -10,6 +10,7 @@ from typing import Any
 
 from .evaluator import AlertEvent
 from .rules import AlertRule, WebhookFormat, format_duration
+from .slack_text import mrkdwn_text
 
 _COUNTED = {"reject": "rejected", "flag": "flagged", "any": "rejected or flagged"}
 _HEADLINE = {"firing": "FIRING", "repeat": "STILL FIRING", "resolved": "RESOLVED"}
@@ -92,7 +93,8 @@ def slack_payload(
 ) -> dict[str, Any]:
     """A Slack incoming-webhook body: `text` for notifications, `blocks` for the message."""
     d = event.decision
-    text = f"{_EMOJI[event.kind]} {alert_message(rule, event)}"
+    # The message names the group, and group keys are whatever senders wrote.
+    text = f"{_EMOJI[event.kind]} {mrkdwn_text(alert_message(rule, event))}"
     fields = [
         f"*Value*\n{d.value:.1%} ({d.hits} of {d.turns} turns)",
         f"*Limit*\n{event.threshold:.1%}",
@@ -103,7 +105,10 @@ def slack_payload(
         {"type": "section", "text": {"type": "mrkdwn", "text": text}},
         {"type": "section", "fields": [{"type": "mrkdwn", "text": f} for f in fields]},
     ]
-    context = f"tenant `{tenant}` · alert `{event.alert_id}` · fired {_clock(event.fired_at)}"
+    context = (
+        f"tenant `{mrkdwn_text(tenant)}` · alert `{event.alert_id}`"
+        f" · fired {_clock(event.fired_at)}"
+    )
     if dashboard_url:
         context += f" · <{dashboard_url}|dashboard>"
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": context}]})

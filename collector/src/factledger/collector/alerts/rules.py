@@ -46,7 +46,10 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from factledger.processors.config_files import read_toml
+from factledger.processors.config_keys import unknown_keys
 from factledger.processors.errors import ConfigError
+
+from .webhook_targets import named_refusal
 
 GroupBy = Literal["model", "agent", "service", "kind"]
 Counted = Literal["reject", "flag", "any"]
@@ -422,7 +425,7 @@ def _duration(value: Any, where: str) -> timedelta:
 def _no_unknown(raw: Mapping[str, Any], known: set[str], where: str) -> None:
     unknown = set(raw) - known
     if unknown:
-        raise ConfigError(f"{where} has unknown keys {sorted(unknown)}; known: {sorted(known)}")
+        raise ConfigError(f"{where} has {unknown_keys(unknown)}; known: {sorted(known)}")
 
 
 def _choice(
@@ -471,4 +474,7 @@ def _url(value: Any, where: str) -> str:
         raise ConfigError(f"{where} must be an http:// or https:// URL, not {value!r}")
     if len(value) > 2000 or any(c.isspace() for c in value):
         raise ConfigError(f"{where} must be a URL without spaces, at most 2000 characters")
+    refused = named_refusal(value)
+    if refused is not None:
+        raise ConfigError(f"{where} is refused: {refused} (no notice goes to a metadata service)")
     return value

@@ -40,6 +40,7 @@ from factledger.collector.api.models import (
     query_error,
 )
 from factledger.collector.api.readers import ReadTenant, Scope
+from factledger.collector.api.text_fields import StoredText
 from factledger.collector.service import service_of
 from factledger.collector.store.reviews import QueueVerification
 
@@ -52,8 +53,8 @@ class ReviewIn(BaseModel):
     """A human's label for a flagged turn."""
 
     label: Literal["hallucination", "not_hallucination"]
-    note: str = Field(default="", max_length=10_000)
-    reviewer: str = Field(default="", max_length=200)
+    note: StoredText = Field(default="", max_length=10_000)
+    reviewer: StoredText = Field(default="", max_length=200)
 
 
 TIME_FORMS = (

@@ -23,6 +23,7 @@ from factledger.collector.api.queries import VerificationFilter
 from factledger.collector.api.readers import ReadTenant
 from factledger.collector.api.review_export import export_cases
 from factledger.collector.api.review_groups import MAX_PATTERN_CHARS, group_queue
+from factledger.collector.api.text_fields import StoredText
 from factledger.collector.service import service_of
 from factledger.collector.store import MAX_REVIEW_EXPORT, Store
 
@@ -38,8 +39,8 @@ class LabelIn(BaseModel):
 
     turn_ids: list[str] = Field(min_length=1, max_length=MAX_TURNS_PER_LABEL)
     label: rows.ReviewLabel
-    note: str = Field(default="", max_length=10_000)
-    reviewer: str = Field(default="", max_length=200)
+    note: StoredText = Field(default="", max_length=10_000)
+    reviewer: StoredText = Field(default="", max_length=200)
 
 
 class QueueTurn(BaseModel):

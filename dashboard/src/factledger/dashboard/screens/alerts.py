@@ -4,7 +4,6 @@ alerting (404) gets a message."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,6 +13,7 @@ import streamlit as st
 from factledger.dashboard import charts
 from factledger.dashboard.client import ApiClient, NotFound
 from factledger.dashboard.figures import parse_time, time_format
+from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.ui import percent, when
 
 HISTORY_LIMIT = 200
@@ -107,10 +107,10 @@ def _rate(value: Any) -> str:
 
 def firing_line(entry: Mapping[str, Any]) -> str:
     """One firing alert as a line of Markdown (every value escaped)."""
-    rule = html.escape(str(entry.get("rule", "alert")))
-    group = html.escape(f"{entry.get('group_by') or 'group'} {entry.get('key') or ''}".strip())
+    rule = markdown_text(entry.get("rule", "alert"))
+    group = markdown_text(f"{entry.get('group_by') or 'group'} {entry.get('key') or ''}".strip())
     since = f", since {when(entry['fired_at'])}" if entry.get("fired_at") else ""
-    reason = html.escape(str(entry.get("reason") or ""))
+    reason = markdown_text(entry.get("reason") or "")
     return (
         f"**{rule}** · {group}: rate {_rate(entry.get('value'))} against a limit of "
         f"{_rate(entry.get('limit'))} over {entry.get('turns') or 0} turns{since}. {reason}"

@@ -20,13 +20,19 @@ from factledger.dashboard.finding_evidence import (
     marks_on,
 )
 from factledger.dashboard.highlight import css_class, highlight_reply, kind_label, mark_tokens
+from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.snapshot_notes import backing_note
 from factledger.dashboard.ui import verdict_html, when
 
 
+def turn_title(turn_id: str) -> str:
+    """The page title: the turn id's first characters, as plain text."""
+    return f"Turn {markdown_text(turn_id[:12])}"
+
+
 def render_turn(turn: Turn) -> None:
     """The whole turn page."""
-    st.title(f"Turn {turn['turn_id'][:12]}")
+    st.title(turn_title(turn["turn_id"]))
     st.html(
         f"{verdict_html(turn['verdict'])}"
         f'<span class="fl-meta">{html.escape(turn["model"])} · agent '

@@ -14,6 +14,7 @@ import streamlit as st
 from factledger.dashboard.client import ApiClient, NotFound, TurnQuery
 from factledger.dashboard.figures import parse_time
 from factledger.dashboard.highlight import kind_label
+from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.screens import turn_view
 from factledger.processors.kinds import Kind
 
@@ -60,6 +61,12 @@ VERDICT_COLOURS = {"reject": "#fed7d7", "flag": "#feebc8", "pass": "#e2e8f0"}
 _KEYS_WINDOW = timedelta(days=30)
 
 
+def missing_turn_notice(turn_id: str) -> str:
+    """The notice for a `?turn_id=` the store does not hold; the address is anyone's to
+    write, so the id is shown as plain text."""
+    return f"No turn {markdown_text(turn_id)} in the store (it may have expired)."
+
+
 def render(api: ApiClient) -> None:
     turn_id = st.query_params.get("turn_id", "")
     if turn_id:
@@ -69,10 +76,7 @@ def render(api: ApiClient) -> None:
         try:
             turn = api.turn(turn_id)
         except NotFound:
-            st.warning(
-                f"No turn `{turn_id}` in the store (it may have expired).",
-                icon=":material/search_off:",
-            )
+            st.warning(missing_turn_notice(turn_id), icon=":material/search_off:")
             return
         turn_view.render_turn(turn)
         return

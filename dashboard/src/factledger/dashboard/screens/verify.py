@@ -24,6 +24,7 @@ from factledger.dashboard.client import (
 )
 from factledger.dashboard.finding_evidence import finding_evidence
 from factledger.dashboard.highlight import css_class, kind_label
+from factledger.dashboard.safe_text import turn_link
 from factledger.dashboard.screens import turn_view
 from factledger.dashboard.ui import percent, when
 from factledger.dashboard.verification import QUEUE_FILTERS, queue_line
@@ -194,7 +195,7 @@ def _item(api: ApiClient, group: QueueGroup) -> None:
             if len(turn_ids) > 1
             else ""
         )
-        link = f"turns?turn_id={html.escape(head['turn_id'], quote=True)}"
+        link = turn_link(head["turn_id"])
         st.html(
             f'<span class="fl-verdict fl-verdict-flag">{html.escape(suspicion)}</span>{covers}'
             f"{kinds}"
@@ -236,7 +237,7 @@ def _item(api: ApiClient, group: QueueGroup) -> None:
 def _members(group: QueueGroup) -> None:
     """The turns one label covers: same agent, kinds and reply pattern."""
     lines = [
-        f'<li><a href="turns?turn_id={html.escape(t["turn_id"], quote=True)}" '
+        f'<li><a href="{turn_link(t["turn_id"])}" '
         f'target="_self"><code>{html.escape(t["turn_id"][:12])}</code></a> '
         f"{html.escape(t['model'])} · {when(t['started_at'])} · "
         f"{html.escape(t['reply_preview'][:120])}</li>"
