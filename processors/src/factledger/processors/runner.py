@@ -22,6 +22,7 @@ from .validators.claims import ClaimValidator
 from .validators.confabulation import ConfabulationValidator
 from .validators.identifiers import IdentifierValidator
 from .validators.mirror import MirrorDriftValidator
+from .validators.placeholders import PlaceholderValidator
 from .validators.stall import StallValidator
 from .validators.tool_calls import ToolCallValidator
 
@@ -38,6 +39,7 @@ def default_validators(settings: ValidationSettings) -> list[Validator]:
         ArgumentGroundingValidator(),
         ConfabulationValidator(),
         MirrorDriftValidator(),
+        PlaceholderValidator(),
     ]
     return [v for v in suite if v.name not in settings.disabled_validators]
 
