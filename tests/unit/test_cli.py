@@ -123,12 +123,12 @@ def test_check_json_has_the_documented_keys(tmp_path, capsys):
     assert finding["severity"] == "reject"
     assert finding["span"] == [21, 61]
     assert finding["token"] == SHA
-    assert finding["validator"] == "identifiers@1.1"
+    assert finding["validator"] == "identifiers@1.2"
     assert data["nudge"].startswith("[FACTLEDGER SELF-CORRECTION")
     assert SHA in data["nudge"]
     assert data["annotated_reply"].startswith(f"The latest commit is {SHA}.\n\n⚠️")
     assert data["user_quoted"] == []
-    assert "identifiers@1.1" in data["validators"]
+    assert "identifiers@1.2" in data["validators"]
 
 
 def test_check_json_clean(tmp_path, capsys):

@@ -89,7 +89,7 @@ KIND_INFO: dict[Kind, KindInfo] = {
     Kind.NEGATED_EXISTING_IDENTIFIER: KindInfo("mirror", Severity.REJECT),
     Kind.UNFETCHED_CITATION: KindInfo("citation", Severity.REJECT),
     Kind.STALL: KindInfo("stall", Severity.REJECT),
-    Kind.PLACEHOLDER_AS_RESULT: KindInfo("1", Severity.FLAG),
+    Kind.PLACEHOLDER_AS_RESULT: KindInfo("1", Severity.REJECT),
     Kind.PRESUPPOSED_ARTIFACT: KindInfo("4", Severity.FLAG),
     Kind.VALIDATOR_ERROR: KindInfo(UNCLASSIFIED, Severity.INFO),
 }

@@ -16,6 +16,7 @@ from .limits import MAX_FINDINGS_PER_VALIDATOR
 from .model import Finding, Turn, Verdict
 from .settings import ValidationSettings
 from .validators.arguments import ArgumentGroundingValidator
+from .validators.artifacts import ArtifactValidator
 from .validators.base import Validator, label
 from .validators.citations import CitationValidator
 from .validators.claims import ClaimValidator
@@ -40,6 +41,7 @@ def default_validators(settings: ValidationSettings) -> list[Validator]:
         ConfabulationValidator(),
         MirrorDriftValidator(),
         PlaceholderValidator(),
+        ArtifactValidator(),
     ]
     return [v for v in suite if v.name not in settings.disabled_validators]
 
