@@ -65,7 +65,9 @@ CLEAN = [
         ),
         id="user-echo",
     ),
-    pytest.param(chat("Commit 9d22a7c is mentioned in the changelog."), id="seven-char-short-sha"),
+    pytest.param(
+        chat("Build 9d22a7c is mentioned in the changelog."), id="seven-char-hex-outside-commits"
+    ),
     pytest.param(
         chat("Use the colour #ff8800 and version v2.3.1 or 1.24.0-rc1."), id="colour-version"
     ),
