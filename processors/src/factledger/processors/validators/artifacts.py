@@ -15,8 +15,8 @@ successful call of the history, any of:
 
 or a file the user or the system prompt gave (an attachment, a path with an extension).
 
-Not a finding: the words inside code, a download still to come ("once downloaded", "after
-you download the file", "the file to be saved"), a negated one ("I haven't downloaded the
+Not a finding: the words inside code, a download still to come or supposed ("once
+downloaded", "the file to be saved", "for example, the saved report would …"), a negated one ("I haven't downloaded the
 PDF"), a question, and files the user downloaded ("the file you downloaded").
 """
 
@@ -51,11 +51,13 @@ _PRESUPPOSED = re.compile(
 )
 _STEMS = ("download", "saved", "stored", "exported", "written", "wrote", "fetched")
 _STEMS_DE = ("heruntergeladen", "gespeichert", "exportiert", "abgelegt")
-# The download is still to come, is denied, or was the user's.
+# The download is still to come, hypothetical, denied, or was the user's.
 _NOT_DONE = re.compile(
     r"\b(?:once|after|when|if|as\s+soon\s+as|until|before|sobald|nachdem|wenn|falls)\b"
     r"|\b(?:to\s+be|will\s+be|would\s+be|must\s+be|needs?\s+to\s+be|should\s+be|soll|wird)\s+"
     r"(?:\w+\s+)?(?:downloaded|saved|stored|exported|written|heruntergeladen|gespeichert)"
+    r"|\b(?:would|could|might|for\s+example|for\s+instance|e\.g\.|würde\w*|könnte\w*|"
+    r"zum\s+beispiel|z\.\s?b\.)"
     r"|\b(?:no|not|never|haven't|hasn't|didn't|wasn't|weren't|without|kein\w*|nicht|nie)\b"
     r"|\byou(?:'ve|\s+have)?\s+(?:\w+\s+)?(?:downloaded|saved)|\b(?:sie|du)\s+(?:\w+\s+)?"
     r"(?:heruntergeladen|gespeichert)",

@@ -125,7 +125,7 @@ _COMMIT_WORD = re.compile(
     r"cherry-pick(?:ed)?|revert(?:ed|s)?|rebased?|HEAD)\b",
     re.IGNORECASE,
 )
-_GIT_CALL = re.compile(r"\bgit\b|commit", re.IGNORECASE)
+_GIT_CALL = re.compile(r"(?<![a-z])git(?![a-z])|commit", re.IGNORECASE)
 # A tool result that shows commits: `commit <sha>` (git log) or a full 40-hex SHA-1.
 _COMMIT_IN_RESULT = re.compile(r"\bcommit\s+[0-9a-f]{7,40}\b|(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
 

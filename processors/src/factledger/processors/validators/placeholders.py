@@ -63,6 +63,7 @@ _MADE_UP_STEMS = (
     *("fiction", "fictitious", "illustrative", "placeholder", "daten"),
 )
 """Text every `_MADE_UP_DATA` match holds (lower-cased)."""
+_MADE_UP = re.compile(rf"\b{_MADE_UP_WORD}\b", re.IGNORECASE)
 # Data the text itself declares made up.
 _MADE_UP_DATA = re.compile(
     rf"\b{_MADE_UP_WORD}\s+(?:[\w-]+\s+){{0,2}}?(?:data(?:sets?|frames?)?|datasets?|values|"
@@ -175,7 +176,7 @@ def _made_up_answer(lines: frozenset[str]) -> str | None:
         return None
     for line in sorted(lines):
         printed = _ANSWER_PRINT.search(line)
-        if printed is not None and not _MADE_UP_DATA.search(printed.group("text")):
+        if printed is not None and not _MADE_UP.search(printed.group("text")):
             return printed.group(0)
     return None
 
@@ -185,9 +186,9 @@ def _reported_made_up_data(reply: str) -> str | None:
     regions = code_regions(reply)
     starts = [start for start, _ in regions]
     for declared in _prose_matches(_MADE_UP_DATA, reply, regions, starts):
-        if _DISCLAIMER.search(reply, declared.start()):
-            return None  # said honestly: an illustration, or the real data is needed
         opening = sentence_around(reply, declared.start()).start
+        if _DISCLAIMER.search(reply, opening):
+            return None  # said honestly: an illustration, or the real data is needed
         for found in _prose_matches(_AS_FOUND, reply, regions, starts, opening):
             return sentence_around(reply, found.start()).text.strip() or found.group(0)
     return None
