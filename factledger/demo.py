@@ -726,12 +726,8 @@ SCENARIOS = (
     ),
     Scenario("snippet_source", "support", support_unfetched_citation, Kind.UNFETCHED_CITATION),
     Scenario("one_moment", "support", support_stall, Kind.STALL),
-    Scenario(
-        "simulated_weather", "support", support_simulated_weather, Kind.PLACEHOLDER_AS_RESULT
-    ),
-    Scenario(
-        "saved_report", "support", support_presupposed_report, Kind.PRESUPPOSED_ARTIFACT
-    ),
+    Scenario("simulated_weather", "support", support_simulated_weather, Kind.PLACEHOLDER_AS_RESULT),
+    Scenario("saved_report", "support", support_presupposed_report, Kind.PRESUPPOSED_ARTIFACT),
 )
 
 

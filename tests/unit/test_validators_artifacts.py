@@ -25,8 +25,12 @@ def call(name: str, result: str, *, error: bool = False, **arguments: str) -> To
 
 
 POSITIVE = [
-    pytest.param(turn("Let's examine the downloaded PDF for the figure."), id="examine-downloaded-pdf"),
-    pytest.param(turn("The saved report lists three incidents.", READ), id="saved-report-read-only"),
+    pytest.param(
+        turn("Let's examine the downloaded PDF for the figure."), id="examine-downloaded-pdf"
+    ),
+    pytest.param(
+        turn("The saved report lists three incidents.", READ), id="saved-report-read-only"
+    ),
     pytest.param(turn("The file I saved holds the table.", READ), id="file-i-saved"),
     pytest.param(
         turn(
@@ -75,7 +79,9 @@ NEGATIVE = [
         turn("```python\n# Extract images from the downloaded PDF\nextract(pdf)\n```"),
         id="words-in-code",
     ),
-    pytest.param(turn("For example, the saved report would list incidents."), id="for-example-conditional"),
+    pytest.param(
+        turn("For example, the saved report would list incidents."), id="for-example-conditional"
+    ),
 ]
 
 

@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.identifiers import Shape, extract_identifiers
+from factledger.processors.runner import default_runner
+from factledger.processors.verification.subjects import subjects
 from tests.unit.transcripts import Call, chat, kinds_of
 
 FULL_SHA = "5dd7d3b1c2eaaa4ce26c08b67c61cb16092acaf3"
@@ -396,7 +399,9 @@ SHORT_SHA_LEFT_ALONE = [
         chat("```sh\ngit show 9d22a7c\n```", calls=[Call("git_log", result="commit list")]),
         id="in-code-handed-to-a-tool",
     ),
-    pytest.param(chat("Is commit 9d22a7c on main?", user="is commit 9d22a7c on main?"), id="user-gave-it"),
+    pytest.param(
+        chat("Is commit 9d22a7c on main?", user="is commit 9d22a7c on main?"), id="user-gave-it"
+    ),
 ]
 
 
@@ -411,10 +416,6 @@ def test_short_sha_grounded_or_outside_commits_is_clean(transcript: dict[str, An
 
 
 def test_a_rejected_short_sha_is_one_verification_subject_of_its_finding() -> None:
-    from factledger.processors.assembly.transcript import turn_from_transcript
-    from factledger.processors.runner import default_runner
-    from factledger.processors.verification.subjects import subjects
-
     turn = turn_from_transcript(chat("Commit 9d22a7c fixed the retry jitter."))
     verdict = default_runner().validate(turn)
     named = [s for s in subjects(turn, verdict) if s.name == "9d22a7c"]

@@ -33,7 +33,9 @@ SIMULATED = (
 )
 
 POSITIVE = [
-    pytest.param(ran("videoId = 'example_video_id'\ncaptions = get_caption(videoId)"), id="example-id"),
+    pytest.param(
+        ran("videoId = 'example_video_id'\ncaptions = get_caption(videoId)"), id="example-id"
+    ),
     pytest.param(
         ran("paper_id = '2206.XXXX'  # Replace with actual arXiv ID\npdf = download(paper_id)"),
         id="xxxx-id-with-replace-comment",
@@ -84,7 +86,10 @@ NEGATIVE = [
         id="credential-placeholder-is-no-data",
     ),
     pytest.param(
-        ran("sample = [3, 1, 2]\nassert sorted_copy(sample) == [1, 2, 3]\nprint(sorted_copy(sample))"),
+        ran(
+            "sample = [3, 1, 2]\nassert sorted_copy(sample) == [1, 2, 3]\n"
+            "print(sorted_copy(sample))"
+        ),
         id="test-input-without-an-answer",
     ),
     pytest.param(
@@ -99,7 +104,10 @@ NEGATIVE = [
         id="honest-illustration",
     ),
     pytest.param(
-        said("For example, a sample dataset could have columns date and price; we need the real data."),
+        said(
+            "For example, a sample dataset could have columns date and price; "
+            "we need the real data."
+        ),
         id="for-example-framing",
     ),
     pytest.param(

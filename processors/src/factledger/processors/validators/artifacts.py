@@ -16,8 +16,9 @@ successful call of the history, any of:
 or a file the user or the system prompt gave (an attachment, a path with an extension).
 
 Not a finding: the words inside code, a download still to come or supposed ("once
-downloaded", "the file to be saved", "for example, the saved report would …"), a negated one ("I haven't downloaded the
-PDF"), a question, and files the user downloaded ("the file you downloaded").
+downloaded", "the file to be saved", "for example, the saved report would …"), a negated
+one ("I haven't downloaded the PDF"), a question, and files the user downloaded ("the
+file you downloaded").
 """
 
 from __future__ import annotations

@@ -10,9 +10,11 @@ From the verdict's findings (each subject tied to the finding it could settle):
 And candidates no finding names yet, which become findings only when confirmed:
 
 - short SHAs: 7 to 9 hex characters with a digit and a letter, outside every longer
-  identifier, in no tool result and not in the conversation. The identifier check needs 10
-  (shorter runs collide with prose too often to reject on shape alone); a repository tells
-  a real short SHA from an invented one for certain. Confirmed -> `fabricated_identifier`.
+  identifier, in no tool result and not in the conversation. Outside a commit's context
+  the identifier check needs 10 (shorter runs collide with prose too often to reject on
+  shape alone); a repository tells a real short SHA from an invented one for certain.
+  Confirmed -> `fabricated_identifier`. One the identifier check rejected already is its
+  finding's subject, not a candidate.
 - names the reply says do not exist ("`load_user` is not defined") that no tool result of
   the turn shows (when one does, the mirror validator rejects already). Confirmed (the
   source has it) -> `negated_existing_identifier`.
