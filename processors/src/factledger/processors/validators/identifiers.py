@@ -126,22 +126,29 @@ _COMMIT_WORD = re.compile(
     re.IGNORECASE,
 )
 _GIT_CALL = re.compile(r"(?<![a-z])git(?![a-z])|commit", re.IGNORECASE)
-# A tool result that shows commits: `commit <sha>` (git log) or a full 40-hex SHA-1.
-_COMMIT_IN_RESULT = re.compile(r"\bcommit\s+[0-9a-f]{7,40}\b|(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
+# A tool result that shows commits: `commit <sha>` (git log) or a full 40-hex SHA-1. The
+# SHA-1 branch opens with its first character's class and checks the one before in a
+# lookbehind right after it, so `re` skips positions that cannot start one.
+_COMMIT_IN_RESULT = re.compile(
+    r"\bcommit\s+[0-9a-f]{7,40}\b|[0-9a-f](?<![0-9a-f][0-9a-f])[0-9a-f]{39}(?![0-9a-f])"
+)
 
 
 def commit_short_shas(turn: Turn) -> list[Identifier]:
-    """The reply's 7-9 character short SHAs that stand in a commit's context."""
+    """The reply's 7-9 character short SHAs that stand in a commit's context: a commit
+    word in their sentence, else a git call of the turn or commits in the tool results
+    (asked only when a candidate lacks the word, and once)."""
     candidates = short_shas(turn.reply, turn.reply_identifiers)
-    if not candidates:
-        return candidates
-    if _commits_in_session(turn):
-        return candidates
-    return [
-        sha
-        for sha in candidates
-        if _COMMIT_WORD.search(sentence_around(turn.reply, sha.start).text) is not None
-    ]
+    out: list[Identifier] = []
+    in_session: bool | None = None
+    for sha in candidates:
+        if _COMMIT_WORD.search(sentence_around(turn.reply, sha.start).text) is not None:
+            out.append(sha)
+            continue
+        in_session = _commits_in_session(turn) if in_session is None else in_session
+        if in_session:
+            out.append(sha)
+    return out
 
 
 def _commits_in_session(turn: Turn) -> bool:
