@@ -54,6 +54,7 @@ BUCKET_KINDS: dict[str, frozenset[Kind]] = {
             Kind.CONFABULATED_IDENTIFIER_SET,
             Kind.UNGROUNDED_TOOL_ARGUMENT,
             Kind.UNFETCHED_CITATION,
+            Kind.PLACEHOLDER_AS_RESULT,
         }
     ),
     # Results and actions no tool produced.
@@ -67,6 +68,8 @@ BUCKET_KINDS: dict[str, frozenset[Kind]] = {
             Kind.UNFETCHED_CITATION,
             Kind.FABRICATED_IDENTIFIER,
             Kind.CONFABULATED_IDENTIFIER_SET,
+            Kind.PLACEHOLDER_AS_RESULT,
+            Kind.PRESUPPOSED_ARTIFACT,
         }
     ),
 }

@@ -123,12 +123,12 @@ def test_check_json_has_the_documented_keys(tmp_path, capsys):
     assert finding["severity"] == "reject"
     assert finding["span"] == [21, 61]
     assert finding["token"] == SHA
-    assert finding["validator"] == "identifiers@1.1"
+    assert finding["validator"] == "identifiers@1.2"
     assert data["nudge"].startswith("[FACTLEDGER SELF-CORRECTION")
     assert SHA in data["nudge"]
     assert data["annotated_reply"].startswith(f"The latest commit is {SHA}.\n\n⚠️")
     assert data["user_quoted"] == []
-    assert "identifiers@1.1" in data["validators"]
+    assert "identifiers@1.2" in data["validators"]
 
 
 def test_check_json_clean(tmp_path, capsys):
@@ -441,8 +441,10 @@ def _pushed(reply: str) -> dict[str, Any]:
 def test_check_with_a_repository_settles_short_shas_at_the_source(tmp_path, capsys):
     real = _repository(tmp_path / "site")
     transcript = write_json(tmp_path, _pushed(f"Pushed: HEAD is {real}, the fix 9d22a7c."))
+    # A git tool ran: the short SHA is a commit's, so the identifier check rejects it
+    # already; the repository confirms that finding and refutes the full SHA's.
     assert main(["check", str(transcript), "--color", "never"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "verdict: pass"
+    assert capsys.readouterr().out.splitlines()[0] == "verdict: reject"
     assert main(["check", str(transcript), "--repo", str(tmp_path / "site"), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["verdict"] == "reject"

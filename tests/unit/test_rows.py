@@ -268,7 +268,7 @@ def test_turn_row_carries_ids_times_and_tool_calls() -> None:
         1_740_830_404_123,
     )
     assert row["SpanIds"] == ["eee19b7ec3c1b174"]
-    assert "identifiers@1.1" in row["Validators"]
+    assert "identifiers@1.2" in row["Validators"]
     assert json.loads(row["ToolCalls"]) == [
         {
             "name": "create_ticket",

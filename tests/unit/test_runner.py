@@ -182,9 +182,9 @@ def test_disabled_validators_are_left_out_of_the_suite():
     trimmed = ValidationRunner.from_settings(
         ValidationSettings(disabled_validators=frozenset({"identifiers", "stall"}))
     )
-    assert "identifiers@1.1" in full.labels
+    assert "identifiers@1.2" in full.labels
     assert "stall@1.1" in full.labels
-    assert set(full.labels) - set(trimmed.labels) == {"identifiers@1.1", "stall@1.1"}
+    assert set(full.labels) - set(trimmed.labels) == {"identifiers@1.2", "stall@1.1"}
     verdict = trimmed.validate(Turn(reply=f"The latest commit is {SHA}.", user_message="?"))
     assert "fabricated_identifier" not in verdict.kinds
     assert verdict.validators == trimmed.labels

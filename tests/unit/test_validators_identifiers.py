@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
+from factledger.processors.assembly.transcript import turn_from_transcript
 from factledger.processors.identifiers import Shape, extract_identifiers
+from factledger.processors.runner import default_runner
+from factledger.processors.verification.subjects import subjects
 from tests.unit.transcripts import Call, chat, kinds_of
 
 FULL_SHA = "5dd7d3b1c2eaaa4ce26c08b67c61cb16092acaf3"
@@ -65,7 +68,9 @@ CLEAN = [
         ),
         id="user-echo",
     ),
-    pytest.param(chat("Commit 9d22a7c is mentioned in the changelog."), id="seven-char-short-sha"),
+    pytest.param(
+        chat("Build 9d22a7c is mentioned in the changelog."), id="seven-char-hex-outside-commits"
+    ),
     pytest.param(
         chat("Use the colour #ff8800 and version v2.3.1 or 1.24.0-rc1."), id="colour-version"
     ),
@@ -364,3 +369,55 @@ def test_sha_inside_url_belongs_to_the_url() -> None:
 
 def test_hex_run_inside_longer_word_is_not_a_sha() -> None:
     assert extract_identifiers("identifier-xdeadbeef1234 and deadbeef1234z") == []
+
+
+# Short SHAs (7 to 9 hex characters) are checked only where the context makes them commits.
+SHORT_SHA_IN_COMMIT_CONTEXT = [
+    pytest.param(chat("Commit 9d22a7c fixed the retry jitter."), id="commit-word-beside"),
+    pytest.param(chat("The fix landed as SHA 4e1f09b2 on main."), id="sha-word-beside"),
+    pytest.param(chat("Die Revision 7ab31c0 enthält den Fix."), id="de-revision"),
+    pytest.param(
+        chat("It is fixed by 9d22a7c.", calls=[Call("git_log", result="no commits since Monday")]),
+        id="git-tool-in-the-turn",
+    ),
+    pytest.param(
+        chat(
+            "The fix is 9d22a7c.",
+            calls=[Call("list_changes", result=f"{FULL_SHA} fix typo\nnothing else")],
+        ),
+        id="results-hold-commit-shas",
+    ),
+]
+SHORT_SHA_LEFT_ALONE = [
+    pytest.param(chat("Build 9d22a7c is mentioned in the changelog."), id="no-commit-context"),
+    pytest.param(
+        chat("Commit 5dd7d3b fixed it.", calls=[Call("git_log", result=f"commit {FULL_SHA}")]),
+        id="prefix-of-a-returned-sha",
+    ),
+    pytest.param(chat("Commit abc1234 is a made-up example."), id="counting-up-placeholder"),
+    pytest.param(
+        chat("```sh\ngit show 9d22a7c\n```", calls=[Call("git_log", result="commit list")]),
+        id="in-code-handed-to-a-tool",
+    ),
+    pytest.param(
+        chat("Is commit 9d22a7c on main?", user="is commit 9d22a7c on main?"), id="user-gave-it"
+    ),
+]
+
+
+@pytest.mark.parametrize("transcript", SHORT_SHA_IN_COMMIT_CONTEXT)
+def test_short_sha_in_a_commits_context_is_checked(transcript: dict[str, Any]) -> None:
+    assert "fabricated_identifier" in kinds_of(transcript)
+
+
+@pytest.mark.parametrize("transcript", SHORT_SHA_LEFT_ALONE)
+def test_short_sha_grounded_or_outside_commits_is_clean(transcript: dict[str, Any]) -> None:
+    assert "fabricated_identifier" not in kinds_of(transcript)
+
+
+def test_a_rejected_short_sha_is_one_verification_subject_of_its_finding() -> None:
+    turn = turn_from_transcript(chat("Commit 9d22a7c fixed the retry jitter."))
+    verdict = default_runner().validate(turn)
+    named = [s for s in subjects(turn, verdict) if s.name == "9d22a7c"]
+    assert len(named) == 1
+    assert named[0].finding is not None

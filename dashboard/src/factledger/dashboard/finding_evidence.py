@@ -407,6 +407,18 @@ def _no_call(finding: Mapping[str, Any], trace: Trace) -> _Built:
     return [_code(_token(finding)), Part(" — "), Part(what, "against")], [], []
 
 
+def _placeholder(finding: Mapping[str, Any], trace: Trace) -> _Built:
+    """Made-up data reported as a result: where the placeholder stood."""
+    where = str(finding.get("checked_note") or "the reply")
+    return [_code(_token(finding)), Part(" — "), Part(f"made up, in {where}", "against")], [], []
+
+
+def _artifact(finding: Mapping[str, Any], trace: Trace) -> _Built:
+    """A file the reply presupposes: no call of the session downloaded or saved one."""
+    what = "no call of this session downloaded or saved a file"
+    return [_code(_token(finding)), Part(" — "), Part(what, "against")], [], []
+
+
 def _as_stated(finding: Mapping[str, Any], trace: Trace) -> _Built:
     """A kind this page has no evidence for: the finding's own message."""
     return [Part(str(finding.get("message") or _token(finding)))], [], []
@@ -427,5 +439,7 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any], Trace], _Built]] = {
     "claim_without_tool": _claim,
     "summary_without_action": _no_call,
     "stall": _no_call,
+    "placeholder_as_result": _placeholder,
+    "presupposed_artifact": _artifact,
 }
 """Keyed by the kind strings of `processors.kinds.Kind` (a test keeps them in step)."""

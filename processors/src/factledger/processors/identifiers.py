@@ -10,6 +10,7 @@ shape.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -237,6 +238,26 @@ def is_repeated(identifier: Identifier, haystack_lower: str) -> bool:
     if identifier.shape is Shape.URL:
         token = token.rstrip("/")
     return contains_token(haystack_lower, token)
+
+
+# 7 to 9 hex characters: git's short forms, below `_SHA`'s minimum. Outside a commit's
+# context they collide with prose too often to judge on shape alone.
+_SHORT_SHA = re.compile(r"[A-Fa-f0-9](?<![A-Za-z0-9_./\-#][A-Fa-f0-9])[A-Fa-f0-9]{6,8}(?![\w\-])")
+
+
+def short_shas(text: str, longer: Sequence[Identifier]) -> list[Identifier]:
+    """Short SHAs of `text`: 7 to 9 hex characters with a digit and a letter, outside every
+    identifier of `longer` (its `extract_identifiers`), and not a placeholder (`abc1234`
+    counting up). Whether one names a commit is the caller's to decide."""
+    out: list[Identifier] = []
+    for match in bounded_finditer(_SHORT_SHA, text):
+        token = match.group()
+        if token.isdigit() or token.isalpha() or is_placeholder(token):
+            continue
+        if any(i.start <= match.start() and match.end() <= i.end for i in longer):
+            continue
+        out.append(Identifier(token, Shape.SHA, match.start(), match.end()))
+    return out
 
 
 def _sha_grounded(token: str, haystack: str) -> bool:

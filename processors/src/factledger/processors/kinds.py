@@ -26,6 +26,8 @@ class Kind(StrEnum):
     NEGATED_EXISTING_IDENTIFIER = "negated_existing_identifier"
     UNFETCHED_CITATION = "unfetched_citation"
     STALL = "stall"
+    PLACEHOLDER_AS_RESULT = "placeholder_as_result"
+    PRESUPPOSED_ARTIFACT = "presupposed_artifact"
     VALIDATOR_ERROR = "validator_error"
 
 
@@ -87,6 +89,8 @@ KIND_INFO: dict[Kind, KindInfo] = {
     Kind.NEGATED_EXISTING_IDENTIFIER: KindInfo("mirror", Severity.REJECT),
     Kind.UNFETCHED_CITATION: KindInfo("citation", Severity.REJECT),
     Kind.STALL: KindInfo("stall", Severity.REJECT),
+    Kind.PLACEHOLDER_AS_RESULT: KindInfo("1", Severity.REJECT),
+    Kind.PRESUPPOSED_ARTIFACT: KindInfo("4", Severity.FLAG),
     Kind.VALIDATOR_ERROR: KindInfo(UNCLASSIFIED, Severity.INFO),
 }
 

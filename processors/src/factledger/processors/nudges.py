@@ -36,6 +36,8 @@ _REASONS: dict[Kind, str] = {
     Kind.NEGATED_EXISTING_IDENTIFIER: "something as missing that a tool result shows",
     Kind.UNFETCHED_CITATION: "sources that no fetch in this turn retrieved",
     Kind.STALL: "a promise to act without any tool call",
+    Kind.PLACEHOLDER_AS_RESULT: "placeholder or made-up data as if it were a result",
+    Kind.PRESUPPOSED_ARTIFACT: "a file that no tool of this session downloaded or saved",
 }
 
 

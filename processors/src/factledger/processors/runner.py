@@ -16,12 +16,14 @@ from .limits import MAX_FINDINGS_PER_VALIDATOR
 from .model import Finding, Turn, Verdict
 from .settings import ValidationSettings
 from .validators.arguments import ArgumentGroundingValidator
+from .validators.artifacts import ArtifactValidator
 from .validators.base import Validator, label
 from .validators.citations import CitationValidator
 from .validators.claims import ClaimValidator
 from .validators.confabulation import ConfabulationValidator
 from .validators.identifiers import IdentifierValidator
 from .validators.mirror import MirrorDriftValidator
+from .validators.placeholders import PlaceholderValidator
 from .validators.stall import StallValidator
 from .validators.tool_calls import ToolCallValidator
 
@@ -38,6 +40,8 @@ def default_validators(settings: ValidationSettings) -> list[Validator]:
         ArgumentGroundingValidator(),
         ConfabulationValidator(),
         MirrorDriftValidator(),
+        PlaceholderValidator(),
+        ArtifactValidator(),
     ]
     return [v for v in suite if v.name not in settings.disabled_validators]
 

@@ -15,6 +15,11 @@ go (see `presented_as_existing`).
   is clean.
 Tool results win over the conversation (the stronger evidence wins): a token in both is
 grounded.
+
+SHAs need 10 hex characters, except in a commit's context: a 7 to 9 character short SHA is
+checked like a full one (prefix match against the trace) when its sentence calls it a
+commit, SHA, hash or revision, when a git tool ran in the turn, or when the session's tool
+results hold commit SHAs. Elsewhere such runs are left alone (versions, colours, codes).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from ..identifiers import (
     is_grounded,
     is_place_to_go,
     is_repeated,
+    short_shas,
 )
 from ..kinds import Kind
 from ..model import Finding, Turn
@@ -60,11 +66,11 @@ _PROVENANCE_AFTER = re.compile(
 
 class IdentifierValidator:
     name = "identifiers"
-    version = "1.1"
+    version = "1.2"
     kinds = frozenset({Kind.FABRICATED_IDENTIFIER, Kind.BORROWED_IDENTIFIER})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
-        identifiers = turn.reply_identifiers
+        identifiers = (*turn.reply_identifiers, *commit_short_shas(turn))
         if not identifiers:
             return ()
         out: list[Finding] = []
@@ -111,6 +117,45 @@ class IdentifierValidator:
                 )
             )
         return out
+
+
+# Words that make a short hex run a commit, in its sentence.
+_COMMIT_WORD = re.compile(
+    r"\b(?:commit(?:s|ted)?|sha(?:-?1)?s?|hash(?:es)?|revisions?|rev|changesets?|"
+    r"cherry-pick(?:ed)?|revert(?:ed|s)?|rebased?|HEAD)\b",
+    re.IGNORECASE,
+)
+_GIT_CALL = re.compile(r"(?<![a-z])git(?![a-z])|commit", re.IGNORECASE)
+# A tool result that shows commits: `commit <sha>` (git log) or a full 40-hex SHA-1. The
+# SHA-1 branch opens with its first character's class and checks the one before in a
+# lookbehind right after it, so `re` skips positions that cannot start one.
+_COMMIT_IN_RESULT = re.compile(
+    r"\bcommit\s+[0-9a-f]{7,40}\b|[0-9a-f](?<![0-9a-f][0-9a-f])[0-9a-f]{39}(?![0-9a-f])"
+)
+
+
+def commit_short_shas(turn: Turn) -> list[Identifier]:
+    """The reply's 7-9 character short SHAs that stand in a commit's context: a commit
+    word in their sentence, else a git call of the turn or commits in the tool results
+    (asked only when a candidate lacks the word, and once)."""
+    candidates = short_shas(turn.reply, turn.reply_identifiers)
+    out: list[Identifier] = []
+    in_session: bool | None = None
+    for sha in candidates:
+        if _COMMIT_WORD.search(sentence_around(turn.reply, sha.start).text) is not None:
+            out.append(sha)
+            continue
+        in_session = _commits_in_session(turn) if in_session is None else in_session
+        if in_session:
+            out.append(sha)
+    return out
+
+
+def _commits_in_session(turn: Turn) -> bool:
+    for call in turn.executed_calls:
+        if _GIT_CALL.search(call.name) or _GIT_CALL.search(call.arguments_text):
+            return True
+    return _COMMIT_IN_RESULT.search(turn.evidence_lower) is not None
 
 
 def presented_as_existing(

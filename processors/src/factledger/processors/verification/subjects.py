@@ -10,9 +10,11 @@ From the verdict's findings (each subject tied to the finding it could settle):
 And candidates no finding names yet, which become findings only when confirmed:
 
 - short SHAs: 7 to 9 hex characters with a digit and a letter, outside every longer
-  identifier, in no tool result and not in the conversation. The identifier check needs 10
-  (shorter runs collide with prose too often to reject on shape alone); a repository tells
-  a real short SHA from an invented one for certain. Confirmed -> `fabricated_identifier`.
+  identifier, in no tool result and not in the conversation. Outside a commit's context
+  the identifier check needs 10 (shorter runs collide with prose too often to reject on
+  shape alone); a repository tells a real short SHA from an invented one for certain.
+  Confirmed -> `fabricated_identifier`. One the identifier check rejected already is its
+  finding's subject, not a candidate.
 - names the reply says do not exist ("`load_user` is not defined") that no tool result of
   the turn shows (when one does, the mirror validator rejects already). Confirmed (the
   source has it) -> `negated_existing_identifier`.
@@ -24,9 +26,8 @@ import re
 from collections.abc import Iterator
 
 from ..codeish import code_names
-from ..identifiers import Identifier, Shape, is_grounded, is_placeholder
+from ..identifiers import Shape, is_grounded, short_shas
 from ..kinds import Kind
-from ..limits import bounded_finditer
 from ..model import Finding, TextRange, Turn, Verdict
 from ..validators.mirror import negated_mentions
 from .base import Subject, SubjectKind
@@ -34,7 +35,6 @@ from .base import Subject, SubjectKind
 MAX_SUBJECTS = 100
 """Subjects per turn: a reply that names thousands of things is checked on its first."""
 
-_SHORT_SHA = re.compile(r"[A-Fa-f0-9](?<![A-Za-z0-9_./\-#][A-Fa-f0-9])[A-Fa-f0-9]{6,8}(?![\w\-])")
 _FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}$")
 _CALL_ARGUMENTS = re.compile(r"\(.*\)$")
 
@@ -124,17 +124,10 @@ def _candidates(turn: Turn, named: set[str]) -> Iterator[Subject]:
 
 
 def _short_shas(turn: Turn, haystack: str, named: set[str]) -> Iterator[Subject]:
-    longer = [(i.start, i.end) for i in turn.reply_identifiers]
-    for match in bounded_finditer(_SHORT_SHA, turn.reply):
-        token = match.group()
-        if token.isdigit() or token.isalpha() or token.lower() in named:
+    for sha in short_shas(turn.reply, turn.reply_identifiers):
+        if sha.text.lower() in named or is_grounded(sha, haystack):
             continue
-        if any(s <= match.start() and match.end() <= e for s, e in longer):
-            continue
-        identifier = Identifier(token, Shape.SHA, match.start(), match.end())
-        if is_placeholder(token) or is_grounded(identifier, haystack):
-            continue
-        yield Subject(SubjectKind.COMMIT, token, span=TextRange(match.start(), match.end()))
+        yield Subject(SubjectKind.COMMIT, sha.text, span=TextRange(sha.start, sha.end))
 
 
 def _negated_kind(name: str) -> SubjectKind | None:
