@@ -38,8 +38,8 @@ from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.private_dirs import private_directory
 from factledger.collector.request_bodies import DRAIN_BYTES, RequestBodies, body_limit
-from factledger.collector.serving_cap import ServingCap
 from factledger.collector.service import CurrentIngest, CurrentService, Service
+from factledger.collector.serving_cap import ServingCap
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.collector.verify.stage import stage_limits

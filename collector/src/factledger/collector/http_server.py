@@ -8,7 +8,7 @@ than the limits below, whatever it sends or fails to send:
 | request line and headers | `header_timeout_seconds` | the connection is closed |
 | body | `body_timeout_seconds` (the receiver) | 408, the connection is closed |
 | idle between requests | `idle_timeout_seconds` | the connection is closed |
-| requests served at once (health checks aside) | `max_connections` | 503 (`collector.serving_cap`) |
+| requests served at once (health checks aside) | `max_connections` | 503 (serving_cap.py) |
 | open connections | `max_connections` | the longest idle one is closed |
 | request line and headers, in bytes | `MAX_HEADER_BYTES` | 400 |
 

@@ -6,10 +6,12 @@ Bytes are taken while they fit under the bound; a request alone always gets its 
 so a body within `max_body_bytes` is never refused for good. When a request's bytes do
 not fit:
 
-| the request | what happens |
+| the request, with these bytes | what happens |
 |---|---|
-| holds more than its fair share (after these bytes) | it is refused: 503, retry later |
-| holds at most its fair share | requests still reading their bodies that hold more than theirs are refused (503), the largest first, until its bytes fit; if they still do not fit, it is refused |
+| past its fair share | it is refused: 503, retry later |
+| within its fair share | others past theirs, still reading, are refused (503), largest first |
+
+and if the bytes still do not fit, the request itself is refused.
 
 A fair share is the bound split evenly between the tenants holding bytes (this one
 counted), and a tenant's share split evenly between its requests. So one connection,
@@ -62,7 +64,11 @@ class InFlightBytes:
 
     def share(self, tenant: str) -> Share:
         """A new request's share (empty), refused in its own task when evicted."""
-        share = Share(self, tenant, asyncio.current_task())
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # no event loop: nothing to cancel
+            task = None
+        share = Share(self, tenant, task)
         self._shares.add(share)
         return share
 
@@ -87,14 +93,15 @@ class InFlightBytes:
         for s in holders:
             tenant_held[s.tenant] += s.amount
 
-        def past_share(s: Share, more: int = 0) -> bool:
+        def past_share(s: Share) -> bool:
             return (
-                s.amount + more > tenant_share / requests[s.tenant]
-                or tenant_held[s.tenant] + more > tenant_share
+                s.amount > tenant_share / requests[s.tenant] or tenant_held[s.tenant] > tenant_share
             )
 
         refusal = BodiesInFlight(f"{self.held} bytes in flight, bound {self.limit}")
-        if past_share(share, amount):
+        # Its own request's share only: its tenant's other requests past theirs may be
+        # the ones to give way, and requests within theirs keep a tenant within its own.
+        if share.amount + amount > tenant_share / requests[share.tenant]:
             raise refusal
         hogs = [s for s in holders if s is not share and s.reading and past_share(s)]
         for hog in sorted(hogs, key=lambda s: s.amount, reverse=True):
