@@ -1,7 +1,7 @@
 """Resource limits of the HTTP edge against a real service process: clients that stall
 lose their connection within the timeouts while others are served, and request bodies in
-flight are bounded by bytes (503 + Retry-After past the bound, before the body is read
-when its Content-Length says how big it is)."""
+flight are bounded by bytes, counted as they arrive (503 + Retry-After for the request
+past its share of the bound, its body read to the end so the client reads the status)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ NOW_NS = time.time_ns()
 IN_FLIGHT = 300_000
 """The bound on body bytes in flight: two 200 kB bodies do not fit, one does."""
 BODY = 200_000
+HALF = IN_FLIGHT // 2
+"""A request's fair share of the bound beside one other request."""
 
 
 def otlp_json(span_id: str, size: int = 0) -> bytes:
@@ -136,26 +138,27 @@ def test_a_second_request_on_a_kept_alive_connection_that_stalls_is_closed(
     assert reply.count(b"HTTP/1.1") == 1
 
 
-def test_bodies_in_flight_are_bounded_and_refused_before_they_are_read(
+def test_bodies_in_flight_are_bounded_and_the_request_past_its_share_is_refused(
     service: ServiceProcess,
 ) -> None:
     first = otlp_json("aaa19b7ec3c1b171", BODY)
     second = otlp_json("aaa19b7ec3c1b172", BODY)
     with connect(service) as holder:
-        holder.sendall(head(len(first)) + first[:100])
+        holder.sendall(head(len(first)) + first[:HALF])
         deadline = time.monotonic() + 20
-        while gauge(service, "factledger_bodies_in_flight_bytes") < len(first):
+        while gauge(service, "factledger_bodies_in_flight_bytes") < HALF:
             assert time.monotonic() < deadline, "the first body was never counted in flight"
-        # Headers only: the refusal comes before a byte of the body is sent.
+        # Its share is half the bound: past it, with no room left, it is refused, and
+        # the holder, within its own share, keeps its bytes.
         with connect(service) as refused:
-            refused.sendall(head(len(second)))
+            refused.sendall(head(len(second)) + second)
             reply = read_until_closed(refused)
         assert reply.startswith(b"HTTP/1.1 503"), reply[:300]
         assert b"retry-after: 2" in reply.lower()
         # A small body fits beside the first.
         small = otlp_json("aaa19b7ec3c1b173")
         assert httpx.post(f"{service.url}/v1/traces", headers=JSON, content=small).is_success
-        holder.sendall(first[100:])
+        holder.sendall(first[HALF:])
         assert read_until_closed_or_reply(holder).startswith(b"HTTP/1.1 200")
     response = httpx.post(f"{service.url}/v1/traces", headers=JSON, content=second)
     assert response.status_code == 200, response.text
@@ -177,22 +180,22 @@ def read_until_closed_or_reply(sock: socket.socket) -> bytes:
 
 def test_logs_share_the_limits_of_traces(service: ServiceProcess) -> None:
     """/v1/logs is the same receiver: a stalled body is a 408, and a logs body that does
-    not fit beside a traces body in flight is refused (503, Retry-After) before it is read."""
+    not fit beside a traces body in flight is refused (503, Retry-After)."""
     body = otlp_json("bbb19b7ec3c1b171")
     with connect(service) as stalled:
         stalled.sendall(head(len(body), "/v1/logs") + body[:10])
         assert read_until_closed(stalled).startswith(b"HTTP/1.1 408")
     first = otlp_json("bbb19b7ec3c1b172", BODY)
     with connect(service) as holder:
-        holder.sendall(head(len(first)) + first[:100])
+        holder.sendall(head(len(first)) + first[:HALF])
         deadline = time.monotonic() + 20
-        while gauge(service, "factledger_bodies_in_flight_bytes") < len(first):
+        while gauge(service, "factledger_bodies_in_flight_bytes") < HALF:
             assert time.monotonic() < deadline, "the first body was never counted in flight"
         with connect(service) as refused:
-            refused.sendall(head(BODY, "/v1/logs"))
+            refused.sendall(head(BODY, "/v1/logs") + b"x" * BODY)
             reply = read_until_closed(refused)
         assert reply.startswith(b"HTTP/1.1 503"), reply[:300]
         assert b"retry-after: 2" in reply.lower()
-        holder.sendall(first[100:])
+        holder.sendall(first[HALF:])
         assert read_until_closed_or_reply(holder).startswith(b"HTTP/1.1 200")
     assert gauge(service, "factledger_bodies_in_flight_bytes") == 0

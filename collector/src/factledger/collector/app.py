@@ -39,7 +39,9 @@ from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.private_dirs import private_directory
+from factledger.collector.request_bodies import DRAIN_BYTES, RequestBodies, body_limit
 from factledger.collector.service import CurrentIngest, CurrentService, Service
+from factledger.collector.serving_cap import ServingCap
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig, StoreError
 from factledger.collector.verify.stage import stage_limits
@@ -141,6 +143,13 @@ def create_app(
     )
     add_docs_pages(app)
     app.add_exception_handler(RequestValidationError, validation_error)
+    # Outermost last: a request refused at the cap has its body drained too.
+    app.add_middleware(ServingCap, limit=settings.max_connections)
+    app.add_middleware(
+        RequestBodies,
+        limit_of=body_limit(settings.max_api_body_bytes),
+        drain_bytes=max(DRAIN_BYTES, settings.max_body_bytes),
+    )
 
     @app.exception_handler(StoreError)
     async def store_failed(request: Request, exc: StoreError) -> JSONResponse:

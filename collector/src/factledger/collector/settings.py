@@ -15,11 +15,12 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_CLUSTER | (none) | ClickHouse cluster name: replicated + distributed tables |
 | FACTLEDGER_ALERTS_ENABLED | true | run the alert loop (one replica per deployment should) |
 | FACTLEDGER_MAX_BODY_BYTES | 67108864 | decompressed request size limit (413 above) |
-| FACTLEDGER_MAX_BODIES_IN_FLIGHT_BYTES | 67108864 | request bytes decoded at once (503 above) |
+| FACTLEDGER_MAX_API_BODY_BYTES | 1048576 | request size limit of the query API (413 above) |
+| FACTLEDGER_MAX_BODIES_IN_FLIGHT_BYTES | 67108864 | body bytes in flight, fair shares (503) |
 | FACTLEDGER_HEADER_TIMEOUT_SECONDS | 10 | headers slower than this: the connection closes |
 | FACTLEDGER_BODY_TIMEOUT_SECONDS | 60 | a request body not read within this is answered 408 |
 | FACTLEDGER_IDLE_TIMEOUT_SECONDS | 5 | an idle keep-alive connection closes after this |
-| FACTLEDGER_MAX_CONNECTIONS | 1000 | open connections and requests at once (503 above) |
+| FACTLEDGER_MAX_CONNECTIONS | 1000 | requests at once (503 above, health aside); idle shed |
 | FACTLEDGER_GRACE_SECONDS | 2 | quiet time after a turn's root ends before it is judged |
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
 | FACTLEDGER_QUEUE_SPANS | 50000 | spans held, not stored or judged (503 over; 413 a request over) |
@@ -67,6 +68,9 @@ class ServiceSettings:
     cluster: str = ""
     alerts_enabled: bool = True
     max_body_bytes: int = 64 * 1024 * 1024
+    max_api_body_bytes: int = 1024 * 1024
+    """The body limit of the query API's routes (collector/request_bodies.py): labels and
+    filters are a few kilobytes."""
     max_bodies_in_flight_bytes: int = 64 * 1024 * 1024
     """Bytes of request bodies read or decoded at one time; decoding costs several times
     a body's size, so this bounds the receiver's memory (a request past it gets a 503)."""
@@ -120,6 +124,7 @@ class ServiceSettings:
             cluster=_identifier(env, "FACTLEDGER_CLUSTER", ""),
             alerts_enabled=_flag(env, "FACTLEDGER_ALERTS_ENABLED", True),
             max_body_bytes=_number(env, "FACTLEDGER_MAX_BODY_BYTES", 64 * 1024 * 1024, int),
+            max_api_body_bytes=_number(env, "FACTLEDGER_MAX_API_BODY_BYTES", 1024 * 1024, int),
             max_bodies_in_flight_bytes=_number(
                 env, "FACTLEDGER_MAX_BODIES_IN_FLIGHT_BYTES", 64 * 1024 * 1024, int
             ),

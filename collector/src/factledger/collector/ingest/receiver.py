@@ -25,12 +25,14 @@ whole (a 503 the client will send again, or a 413) is counted in
 dropped spans.
 
 Bodies being read or decoded at one time may hold at most `max_bodies_in_flight_bytes`
-(decoding costs several times a body's size): a request past it is a 503 as well,
-answered before its body is read when its Content-Length says how big it is, or as soon
-as the bytes it sends pass the bound. A request alone in flight is always taken, so a
-body within `max_body_bytes` is never refused for good.
+(decoding costs several times a body's size), counted as their bytes arrive and shared
+fairly between tenants and their requests (`collector.ingest.in_flight`): a request past
+its share when the bound is reached is a 503 as well. A request alone in flight is
+always taken, so a body within `max_body_bytes` is never refused for good.
 
-Capacity and authorization are checked before the body is read. Every refusal is a
+Capacity and authorization are checked before the body is read; a refused body is read
+to its end before the reply goes out (`collector.request_bodies`), so the client reads
+the status rather than a reset connection. Every refusal is a
 `collector.refusals.Refusal` raised where it is decided, whose declared outcome gives its
 status, body code and metric reason; `collector.ingest.refusal_http` answers all of them. Replies
 use the request's media type (protobuf or JSON); error bodies are `google.rpc.Status`. The
@@ -41,7 +43,6 @@ bearer token picks the tenant written into every row of the request's spans
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from dataclasses import dataclass
 
@@ -51,6 +52,7 @@ from starlette.concurrency import run_in_threadpool
 from factledger.collector import otlp, otlp_logs
 from factledger.collector.api.models import LOGS_RESPONSES
 from factledger.collector.ingest.base import Ingest
+from factledger.collector.ingest.in_flight import EVICTED, InFlightBytes, Share
 from factledger.collector.ingest.refusal_http import RETRY_AFTER_SECONDS as RETRY_AFTER_SECONDS
 from factledger.collector.ingest.refusal_http import refused
 from factledger.collector.metrics import Metrics
@@ -105,11 +107,10 @@ async def export_logs(request: Request, service: CurrentService, ingest: Current
 async def _export(request: Request, service: Service, ingest: Ingest, signal: _Signal) -> Response:
     content_type = request.headers.get("content-type", "")
     reply_type = otlp.response_content_type(content_type)
-    held: _Held | None = None
+    held: Share | None = None
     try:
         tenant = _admit(request, service, ingest, content_type)
-        settings = service.settings
-        held = _Held(_budget(request, settings.max_bodies_in_flight_bytes))
+        held = _budget(request, service.settings.max_bodies_in_flight_bytes).share(tenant)
         return await _receive(request, service, ingest, reply_type, tenant, held, signal)
     except Refusal as refusal:
         return refused(refusal, reply_type, service.metrics)
@@ -140,15 +141,13 @@ async def _receive(
     ingest: Ingest,
     reply_type: str,
     tenant: str,
-    held: _Held,
+    held: Share,
     signal: _Signal,
 ) -> Response:
     """Read, decode and hand over one request; a refusal on the way is raised."""
     limit = service.settings.max_body_bytes
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) <= limit:
-        held.take(int(declared))  # refuse before reading a byte of the body
     raw = await _read_limited(request, limit, service.settings.body_timeout_seconds, held)
+    held.reading = False
     body = otlp.decompress(raw, request.headers.get("content-encoding"), limit=limit)
     if body is not raw:
         held.take(len(body))
@@ -209,50 +208,6 @@ def _within_retention(
     return kept, result.rejected + refused, message
 
 
-class InFlightBytes:
-    """The bytes of request bodies held by the receiver right now, against a bound.
-
-    `take(n)` counts `n` more bytes or raises BodiesInFlight when that would pass the
-    bound, unless nothing else is held (one body alone always passes, or a body larger
-    than the bound could never be taken). Thread-safe."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._held = 0
-        self._lock = threading.Lock()
-
-    @property
-    def held(self) -> int:
-        return self._held
-
-    def take(self, amount: int, already: int) -> None:
-        with self._lock:
-            others = self._held - already
-            if others > 0 and self._held + amount > self.limit:
-                raise BodiesInFlight(f"{self._held} bytes in flight, bound {self.limit}")
-            self._held += amount
-
-    def give_back(self, amount: int) -> None:
-        with self._lock:
-            self._held -= amount
-
-
-class _Held:
-    """One request's share of an `InFlightBytes`, given back all at once."""
-
-    def __init__(self, budget: InFlightBytes) -> None:
-        self._budget = budget
-        self.amount = 0
-
-    def take(self, amount: int) -> None:
-        self._budget.take(amount, self.amount)
-        self.amount += amount
-
-    def release(self) -> None:
-        self._budget.give_back(self.amount)
-        self.amount = 0
-
-
 def _budget(request: Request, limit: int) -> InFlightBytes:
     """The app's one `InFlightBytes`, made on first use."""
     state = request.app.state
@@ -268,11 +223,10 @@ def bodies_in_flight(app: FastAPI) -> int:
     return budget.held if budget is not None else 0
 
 
-async def _read_limited(request: Request, limit: int, timeout: float, held: _Held) -> bytes:
+async def _read_limited(request: Request, limit: int, timeout: float, held: Share) -> bytes:
     """The raw body, refusing more than `limit` bytes even before decompression, and a
-    body that takes longer than `timeout` seconds to arrive. Bytes past what `held`
-    already counts (a body without a Content-Length, or one longer than it said) are
-    counted as they arrive."""
+    body that takes longer than `timeout` seconds to arrive. Its bytes are counted in
+    `held` as they arrive; a request whose share another needs is refused here."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise otlp.PayloadTooLarge(f"body of {declared} bytes exceeds the limit of {limit}")
@@ -284,11 +238,16 @@ async def _read_limited(request: Request, limit: int, timeout: float, held: _Hel
                 size += len(chunk)
                 if size > limit:
                     raise otlp.PayloadTooLarge(f"body exceeds the limit of {limit} bytes")
-                if size > held.amount:
-                    held.take(size - held.amount)
+                held.take(len(chunk))
                 chunks.append(chunk)
     except TimeoutError:
         raise BodyTimeout(f"the body did not arrive within {timeout:g} seconds") from None
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if not held.evicted or task is None:
+            raise
+        task.uncancel()
+        raise BodiesInFlight(EVICTED) from None
     body = b"".join(chunks)
     chunks.clear()
     return body
