@@ -22,6 +22,8 @@ from .validators.claims import ClaimValidator
 from .validators.confabulation import ConfabulationValidator
 from .validators.identifiers import IdentifierValidator
 from .validators.mirror import MirrorDriftValidator
+from .validators.quantities import QuantityGroundingValidator
+from .validators.record_state import RecordStateValidator
 from .validators.stall import StallValidator
 from .validators.tool_calls import ToolCallValidator
 
@@ -38,6 +40,8 @@ def default_validators(settings: ValidationSettings) -> list[Validator]:
         ArgumentGroundingValidator(),
         ConfabulationValidator(),
         MirrorDriftValidator(),
+        RecordStateValidator(),
+        QuantityGroundingValidator(),
     ]
     return [v for v in suite if v.name not in settings.disabled_validators]
 
