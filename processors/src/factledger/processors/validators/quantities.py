@@ -7,8 +7,8 @@ a sentence that names a source ("according to", "the API/database/query/search r
 the reply gives without naming a source ("the order total is $54.21") is out of scope:
 agents compute such figures (a price difference, the total of the items chosen), and
 nothing here tells arithmetic from invention. Not quantities: numbers inside ids, code
-spans, dates (and years), times, versions, card endings, list markers, and numbers of seven digits or
-more.
+spans, dates (and years), times, versions, card endings, list markers, and numbers of
+seven digits or more.
 
 What grounds one (`processors.evidence.tool_numbers`): a number the turn's or an earlier
 turn's tool results hold, a list's length, or the sum of one list's values; or a number
@@ -132,36 +132,39 @@ def grounded(q: Quantity, grounds: frozenset[float]) -> bool:
 
 def reply_quantities(reply: str, lower: str) -> Iterator[Quantity]:
     """The numbers of the sentences that name a source, amounts of money among them."""
-    masked = _masked(lower)
     found = 0
-    sourced: dict[int, bool] = {}
+    last_end = -1
+    for cue in _SOURCE.finditer(lower):
+        if cue.start() < last_end:
+            continue  # a second cue in a sentence already read
+        sentence = sentence_around(reply, cue.start())
+        last_end = sentence.end
+        masked = _masked(lower[sentence.start : sentence.end])
+        for q in _quantities(masked):
+            found += 1
+            if found > _MAX_CANDIDATES:
+                return
+            yield Quantity(
+                q.value, q.decimals, q.percent, sentence.start + q.start, sentence.start + q.end
+            )
 
-    def in_source_sentence(position: int) -> bool:
-        sentence = sentence_around(reply, position)
-        if sentence.start not in sourced:
-            sourced[sentence.start] = bool(_SOURCE.search(lower, sentence.start, sentence.end))
-        return sourced[sentence.start]
 
+def _quantities(text: str) -> Iterator[Quantity]:
     money_spans: list[tuple[int, int]] = []
-    for m in _MONEY.finditer(masked):
+    for m in _MONEY.finditer(text):
         money_spans.append((m.start(), m.end()))
         group = "a" if m.group("a") else "b"
         parsed = parse_number(m.group(group))
-        if parsed is not None and in_source_sentence(m.start()):
-            found += 1
+        if parsed is not None:
             yield Quantity(parsed[0], parsed[1], False, m.start(group), m.end(group))
-    for m in _NUMBER.finditer(masked):
-        if found >= _MAX_CANDIDATES:
-            return
-        if any(s <= m.start() < e for s, e in money_spans) or not in_source_sentence(m.start()):
+    for m in _NUMBER.finditer(text):
+        if any(s <= m.start() < e for s, e in money_spans):
             continue
         if m.group("w"):
-            found += 1
             yield Quantity(_WORDS[m.group("w")], 0, False, m.start(), m.end())
             continue
         parsed = parse_number(m.group("n"))
         if parsed is not None:
-            found += 1
             yield Quantity(parsed[0], parsed[1], bool(m.group("pct")), m.start("n"), m.end())
 
 

@@ -48,9 +48,7 @@ _ATTRIBUTED_BEFORE = re.compile(
     r"|[(:])[\s\"'*`“]*\Z"
 )
 # After the word: "in 'delivered' status", "the pending order", "ist storniert worden".
-_ATTRIBUTED_AFTER = re.compile(
-    r"\A[\s\"'*`”]*(?:status\b|state\b|worden\b|\))", re.IGNORECASE
-)
+_ATTRIBUTED_AFTER = re.compile(r"\A[\s\"'*`”]*(?:status\b|state\b|worden\b|\))", re.IGNORECASE)
 _NOT_ATTRIBUTED = re.compile(
     r"\b(?:will|would|can|could|cannot|can't|should|shall|may|might|must|to be|not|n't|"
     r"never|once|if|when|whether|after|until|unless|before|eligible|only|wird|werden|kann|"
