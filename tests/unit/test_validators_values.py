@@ -221,6 +221,17 @@ UNGROUNDED = [
 ]
 GROUNDED = [
     pytest.param(
+        chat("Laut README ist Python 3.11 das Minimum.", calls=[read("#W1", "pending")]),
+        id="a-version-after-its-name",
+    ),
+    pytest.param(
+        chat(
+            "According to the page, the bridge had four lanes.",
+            calls=[Call("fetch", {"url": "u"}, result="The bridge carried four lanes.")],
+        ),
+        id="a-number-word-in-a-text-result",
+    ),
+    pytest.param(
         chat(
             "According to the order record, the total is $54.21.",
             calls=[read("#W1", "pending", total=54.21)],

@@ -19,6 +19,16 @@ from .outcomes import structured_payload
 MAX_NUMBERS = 20_000
 """Numbers read from one turn's results; past it the rest is unread."""
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])-?\d+(?:\.\d+)?")
+NUMBER_WORDS = {
+    w: float(i)
+    for names in (
+        "one two three four five six seven eight nine ten eleven twelve",
+        "eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
+    )
+    for i, w in enumerate(names.split(), start=1)
+}
+"""Numbers written as words (English, German), as a reply or a text result gives them."""
+_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 
 
 def tool_numbers(results: Iterable[str]) -> frozenset[float]:
@@ -36,8 +46,11 @@ def tool_numbers(results: Iterable[str]) -> frozenset[float]:
 
 
 def numbers_in_text(text: str) -> list[float]:
-    """Numbers written in text, thousands separators (`1,234.50`) read as such."""
-    return [float(m.group().replace(",", "")) for m in _NUMBER.finditer(text)][:MAX_NUMBERS]
+    """Numbers written in text, thousands separators (`1,234.50`) read as such, and
+    numbers written as words ("four lanes")."""
+    found = [float(m.group().replace(",", "")) for m in _NUMBER.finditer(text)][:MAX_NUMBERS]
+    found.extend(NUMBER_WORDS[m.group().lower()] for m in _NUMBER_WORD.finditer(text))
+    return found
 
 
 def _walk(payload: Any, out: set[float]) -> None:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..evidence.tool_numbers import numbers_in_text, tool_numbers
+from ..evidence.tool_numbers import NUMBER_WORDS, numbers_in_text, tool_numbers
 from ..kinds import Kind
 from ..limits import MAX_FINDINGS_PER_VALIDATOR
 from ..model import Finding, Turn
@@ -39,14 +39,6 @@ _NUMBER = re.compile(
     r"|\b(?P<w>one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|zwei|drei|vier|"
     r"fünf|sechs|sieben|acht|neun|zehn|elf|zwölf)\b"
 )
-_WORDS = {
-    w: float(i)
-    for names in (
-        "one two three four five six seven eight nine ten eleven twelve",
-        "eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
-    )
-    for i, w in enumerate(names.split(), start=1)
-}
 _SOURCE = re.compile(
     r"\baccording to\b|\b(?:the|your) (?:api|tool|database|db|query|search|system|records?|"
     r"results?|response|lookup|report|account)\b[^.]{0,40}\b(?:returned|returns|shows?|"
@@ -56,7 +48,8 @@ _SOURCE = re.compile(
 )
 _NOT_QUANTITY = re.compile(
     r"`[^`]*`|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b|\bv?\d+\.\d+\.\d+\b|"
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mär|okt|dez)[a-zä]*\.?\s+\d{1,2}"
+    r"\b(?:python|node|java|go|ruby|php|version|release|ubuntu|debian|postgres(?:ql)?|mysql|"
+    r"redis)\s+v?\d+(?:\.\d+)+|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mär|okt|dez)[a-zä]*\.?\s+\d{1,2}"
     r"(?:st|nd|rd|th)?\b|\b\d{1,2}\.?\s+(?:jan|feb|mar|mär|apr|may|mai|jun|jul|aug|sep|oct|"
     r"okt|nov|dec|dez)[a-zä]*|\b(?:19|20)\d{2}\b|"
     r"\b(?:ending|endet)(?: in| auf)?\s+\d+|^\s*\d+[.)]\s|#\s?\w+|\b[a-z_]+\d\w*|\b\d{7,}\b",
@@ -161,7 +154,7 @@ def _quantities(text: str) -> Iterator[Quantity]:
         if any(s <= m.start() < e for s, e in money_spans):
             continue
         if m.group("w"):
-            yield Quantity(_WORDS[m.group("w")], 0, False, m.start(), m.end())
+            yield Quantity(NUMBER_WORDS[m.group("w")], 0, False, m.start(), m.end())
             continue
         parsed = parse_number(m.group("n"))
         if parsed is not None:
