@@ -39,5 +39,5 @@ def test_turn_level_precision_and_recall(report: Report) -> None:
 def test_every_kind_has_positives_and_as_many_clean_look_alikes(report: Report) -> None:
     kinds = {k for r in report.results for k in r.case.kinds}
     clean = [r for r in report.results if r.case.verdict == "pass"]
-    assert len(kinds) == 16  # every kind of findings.md except validator_error
+    assert len(kinds) == 18  # every kind of processors.kinds except validator_error
     assert len(clean) >= len(report.results) * 0.4

@@ -14,7 +14,8 @@ them (`processors/validators/`):
   source showed up without being fetched (a search result);
 - identifier kinds (fabricated, borrowed, confabulated): the token looked up in the tool
   results, the arguments and the request; negated: the result that shows what the reply
-  denies;
+  denies; a contradicted state: the record that gives the object another state;
+- `ungrounded_quantity`: the results the number was looked up in;
 - claims, summaries and stalls: the calls that succeeded, or that none ran.
 
 Every part and mark carries a `Tone`, and only `backed` is shown green: a finding's own
@@ -199,6 +200,45 @@ def _negated(finding: Mapping[str, Any], trace: Trace) -> _Built:
         shows = Part("is in a tool result of " + (_names(_checked(finding)) or "this turn"))
     parts = [_code(token), Part(" "), shows, Part(", yet the reply says it does not exist")]
     return parts, marks, []
+
+
+def _contradicted_state(finding: Mapping[str, Any], trace: Trace) -> _Built:
+    """A state the reply gives an object, and the record of it that says otherwise (its
+    validator notes `id: state`)."""
+    note = str(finding.get("checked_note") or "")
+    object_id, _, recorded = note.partition(": ")
+    calls = [i for i in trace.named(_checked(finding)) if not trace.failed(i)]
+    holding = trace.holding(recorded, "result", calls, fold=True) if recorded else []
+    marks = [CallMark(i, "result", form, "against") for i, form in holding]
+    where = ", ".join(trace.label(i) for i, _ in holding) or _names(_checked(finding))
+    parts = [
+        Part("the reply says "),
+        _code(object_id or "the object"),
+        Part(" is "),
+        _code(_token(finding)),
+    ]
+    if recorded:
+        parts += [
+            Part(", but "),
+            Part(f"{where or 'a tool'} records it as ", "against"),
+            _code(recorded, "against"),
+        ]
+    return parts, marks, []
+
+
+def _ungrounded_quantity(finding: Mapping[str, Any], trace: Trace) -> _Built:
+    """A number given as a tool's that no result holds: the results it was looked up in."""
+    looked = _names(_checked(finding))
+    where = f"no result of {looked} holds it" if looked else "no tool result holds it"
+    return (
+        [
+            _code(_token(finding)),
+            Part(" — "),
+            Part(where + ", nor a list's count or sum", "against"),
+        ],
+        [],
+        [],
+    )
 
 
 def _failed_call(finding: Mapping[str, Any], trace: Trace) -> _Built:
@@ -429,6 +469,8 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any], Trace], _Built]] = {
     "borrowed_identifier": _identifier,
     "confabulated_identifier_set": _identifier,
     "negated_existing_identifier": _negated,
+    "contradicted_record_state": _contradicted_state,
+    "ungrounded_quantity": _ungrounded_quantity,
     "error_reported_as_success": _failed_call,
     "unregistered_tool_call": _unregistered_call,
     "citation_unregistered_tool": _citation_unregistered,

@@ -96,6 +96,18 @@ _TEMPLATES: dict[str, tuple[str, str, str]] = {
         "the reply denies what the trace shows",
         "it really is absent",
     ),
+    "contradicted_record_state": (
+        "The reply gives an object the state {token}. Does the latest tool record of that "
+        "object (or an action of the turn) give it another state?",
+        "the reply contradicts the record",
+        "the record backs it, or the reply speaks of another object",
+    ),
+    "ungrounded_quantity": (
+        "The reply gives {token} as a figure a tool or source returned. Did any tool "
+        "result hold it (or a count or sum of one list in it)?",
+        "no tool returned it: the figure is invented",
+        "a tool returned it, or the reply derives it openly",
+    ),
     "unfetched_citation": (
         "The reply cites {token}. Was that source fetched in this turn (a search snippet "
         "is not a fetch)?",
@@ -136,6 +148,8 @@ _FALLBACK_TOKEN = {
     "stall": "“one moment”",
     "placeholder_as_result": "a placeholder",
     "presupposed_artifact": "a file",
+    "contradicted_record_state": "a state",
+    "ungrounded_quantity": "a number",
 }
 
 

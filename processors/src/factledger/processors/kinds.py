@@ -24,6 +24,8 @@ class Kind(StrEnum):
     UNGROUNDED_TOOL_ARGUMENT = "ungrounded_tool_argument"
     CONFABULATED_IDENTIFIER_SET = "confabulated_identifier_set"
     NEGATED_EXISTING_IDENTIFIER = "negated_existing_identifier"
+    CONTRADICTED_RECORD_STATE = "contradicted_record_state"
+    UNGROUNDED_QUANTITY = "ungrounded_quantity"
     UNFETCHED_CITATION = "unfetched_citation"
     STALL = "stall"
     PLACEHOLDER_AS_RESULT = "placeholder_as_result"
@@ -51,13 +53,13 @@ citations (seed 003) and stalls (seed 004). The API, the dashboard and the CLI s
 strings."""
 HALLUCINATION_CLASSES: Final[tuple[HallucinationClass, ...]] = get_args(HallucinationClass)
 CLASS_MEANINGS: Final[Mapping[HallucinationClass, str]] = {
-    "1": "fabricated identifier",
+    "1": "fabricated identifier or quantity",
     "2": "borrowed identifier",
     "3": "error reported as success",
     "4": "claim or citation without a tool call",
     "4b": "tool-argument drift",
     "5": "confabulated identifier set",
-    "mirror": "negated existing identifier",
+    "mirror": "negated existing identifier or contradicted record",
     "citation": "unfetched source",
     "stall": "a promise to act, and no tool call",
 }
@@ -87,6 +89,8 @@ KIND_INFO: dict[Kind, KindInfo] = {
     Kind.UNGROUNDED_TOOL_ARGUMENT: KindInfo("4b", Severity.FLAG),
     Kind.CONFABULATED_IDENTIFIER_SET: KindInfo("5", Severity.FLAG),
     Kind.NEGATED_EXISTING_IDENTIFIER: KindInfo("mirror", Severity.REJECT),
+    Kind.CONTRADICTED_RECORD_STATE: KindInfo("mirror", Severity.REJECT),
+    Kind.UNGROUNDED_QUANTITY: KindInfo("1", Severity.FLAG),
     Kind.UNFETCHED_CITATION: KindInfo("citation", Severity.REJECT),
     Kind.STALL: KindInfo("stall", Severity.REJECT),
     Kind.PLACEHOLDER_AS_RESULT: KindInfo("1", Severity.REJECT),
@@ -107,7 +111,8 @@ def hallucination_class_of(stored: str) -> HallucinationClass | None:
 
 def describe_classes() -> str:
     """Every class with its meaning, in order, as one line of prose: `1 fabricated
-    identifier, ..., mirror (negated existing identifier), ...`."""
+    identifier or quantity, ..., mirror (negated existing identifier or contradicted
+    record), ...`."""
     return ", ".join(
         f"{name} {meaning}" if name[0].isdigit() else f"{name} ({meaning})"
         for name, meaning in CLASS_MEANINGS.items()

@@ -34,6 +34,7 @@ _REASONS: dict[Kind, str] = {
     Kind.CITATION_UNCALLED_TOOL: "a tool you did not call in this turn",
     Kind.SUMMARY_WITHOUT_ACTION: "a summary of work in a turn that called no tool",
     Kind.NEGATED_EXISTING_IDENTIFIER: "something as missing that a tool result shows",
+    Kind.CONTRADICTED_RECORD_STATE: "a state that the tool's record of the object contradicts",
     Kind.UNFETCHED_CITATION: "sources that no fetch in this turn retrieved",
     Kind.STALL: "a promise to act without any tool call",
     Kind.PLACEHOLDER_AS_RESULT: "placeholder or made-up data as if it were a result",

@@ -24,6 +24,8 @@ from .validators.confabulation import ConfabulationValidator
 from .validators.identifiers import IdentifierValidator
 from .validators.mirror import MirrorDriftValidator
 from .validators.placeholders import PlaceholderValidator
+from .validators.quantities import QuantityGroundingValidator
+from .validators.record_state import RecordStateValidator
 from .validators.stall import StallValidator
 from .validators.tool_calls import ToolCallValidator
 
@@ -42,6 +44,8 @@ def default_validators(settings: ValidationSettings) -> list[Validator]:
         MirrorDriftValidator(),
         PlaceholderValidator(),
         ArtifactValidator(),
+        RecordStateValidator(),
+        QuantityGroundingValidator(),
     ]
     return [v for v in suite if v.name not in settings.disabled_validators]
 
