@@ -104,9 +104,7 @@ def test_a_read_token_may_not_write_reviews(client: TestClient) -> None:
         f"/api/v1/turns/{turn_id}/reviews", headers=_auth("unknown-token-00000000"), json=LABEL
     )
     assert unknown.status_code == 401
-    single = client.post(
-        f"/api/v1/turns/{turn_id}/reviews", headers=_auth(ACME_REVIEW), json=LABEL
-    )
+    single = client.post(f"/api/v1/turns/{turn_id}/reviews", headers=_auth(ACME_REVIEW), json=LABEL)
     assert single.status_code == 201, single.text
 
 
@@ -150,13 +148,16 @@ def test_bulk_reads_are_capped_per_page_and_logged(
 
     caplog.set_level(logging.INFO)
     pages: list[list[dict[str, Any]]] = []
+    following: list[str | None] = []
     for offset in (0, 2):
         answer = client.get(
             "/api/v1/reviews", headers=_auth(ACME_READ), params={"limit": 2, "offset": offset}
         )
         assert answer.status_code == 200, answer.text
         pages.append(answer.json()["cases"])
+        following.append(answer.headers.get("x-next-offset"))
     assert [len(page) for page in pages] == [2, 1]
+    assert following == ["2", None]  # a full page names the next; the last names none
     assert len({case["id"] for page in pages for case in page}) == 3
 
     reader = token_fingerprint(f"Bearer {ACME_READ}")

@@ -65,9 +65,7 @@ def test_review_scopes(
 
 
 def test_a_token_both_reading_and_reviewing_reads_the_union() -> None:
-    config = AccessConfig.load(
-        read_env=f"globex:{ACME_REVIEW}", review_env=f"acme:{ACME_REVIEW}"
-    )
+    config = AccessConfig.load(read_env=f"globex:{ACME_REVIEW}", review_env=f"acme:{ACME_REVIEW}")
     assert config.read_scope(f"Bearer {ACME_REVIEW}") == ReadScope(frozenset({"acme", "globex"}))
     assert config.review_scope(f"Bearer {ACME_REVIEW}") == ReadScope(frozenset({"acme"}))
     assert config.tenants == {"acme", "globex"}

@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from factledger.collector import rows
+from factledger.collector.api.bulk_reads import BulkRead
 from factledger.collector.api.models import (
     RejectRate,
     ReviewCreated,
@@ -39,7 +40,6 @@ from factledger.collector.api.models import (
     error_responses,
     query_error,
 )
-from factledger.collector.api.bulk_reads import BulkRead
 from factledger.collector.api.readers import ReadTenant, Scope
 from factledger.collector.api.reviewers import ReviewTenant
 from factledger.collector.api.text_fields import StoredText

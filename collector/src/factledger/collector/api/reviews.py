@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 MAX_TURNS_PER_LABEL = 500
 """Turns one label may cover (a group of near-duplicates, or a selection)."""
 JSONL = "application/x-ndjson"
+NEXT_OFFSET = "X-Next-Offset"
+"""The export's header on a full page: the `offset` of the next one."""
 
 
 class LabelIn(BaseModel):
@@ -273,6 +275,7 @@ def withdraw_review(
 )
 def export_reviews(
     request: Request,
+    response: Response,
     reader: BulkRead,
     format: Annotated[
         Literal["json", "jsonl"], Query(description="jsonl: one eval case per line")
@@ -292,19 +295,20 @@ def export_reviews(
     hallucination: `pass`). `format=jsonl` is a file `factledger eval` reads as is. A page
     holds at most `MAX_REVIEW_EXPORT` turns (422 above); every page is logged as a bulk
     read."""
-    turns = _store(request).labelled_turns(
+    turns, labels = _store(request).labelled_turns(
         reader.tenant, limit=limit, label=label, offset=offset
     )
     reader.read(len(turns), spans=sum(len(turn["spans"]) for turn in turns), always=True)
     export = export_cases(turns)
+    # A full page may have a next one: the header says where it starts.
+    more = {NEXT_OFFSET: str(offset + labels)} if labels == limit else {}
     if format == "jsonl":
-        return PlainTextResponse(export.jsonl(), media_type=JSONL)
+        return PlainTextResponse(export.jsonl(), media_type=JSONL, headers=more)
+    response.headers.update(more)
     return {"cases": export.cases, "skipped": export.skipped}
 
 
-@router.get(
-    "/reviews/withdrawals", response_model=Withdrawals, responses=error_responses(403)
-)
+@router.get("/reviews/withdrawals", response_model=Withdrawals, responses=error_responses(403))
 def review_withdrawals(
     request: Request,
     tenant: ReadTenant,

@@ -249,9 +249,12 @@ class ReviewQueries(VerificationQueries):
         limit: int = MAX_REVIEW_EXPORT,
         label: str | None = None,
         offset: int = 0,
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[list[dict[str, Any]], int]:
         """Each labelled turn with its latest review that counts, newest label first, at
-        most `limit` after skipping `offset`; only turns whose label is `label` when given. Keys: those of
+        most `limit` labels after skipping `offset`, and how many labels the page read (a
+        label whose turn expired is read but has no turn: a page of fewer turns than
+        `limit` is not necessarily the last). Only turns whose label is `label` when
+        given. Keys: those of
         `list_turns`, `review` ({review_id, label, note, reviewer, created_at}),
         `findings` ([{kind, severity}] of the latest version) and `spans` (the turn's
         spans as rows keyed by SPAN_COLUMNS, for `rows.span_from_row`)."""
@@ -296,7 +299,7 @@ class ReviewQueries(VerificationQueries):
         self._attach_findings(tenant, turns)
         self._attach_spans(tenant, turns, span_ids)
         # A label whose turn expired (retention) has nothing left to export.
-        return [turns[turn_id] for turn_id in ids if turn_id in turns]
+        return [turns[turn_id] for turn_id in ids if turn_id in turns], len(ids)
 
     def _attach_findings(self, tenant: str, turns: Mapping[str, dict[str, Any]]) -> None:
         pairs = [(turn_id, turn["version"]) for turn_id, turn in turns.items()]
