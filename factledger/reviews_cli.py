@@ -1,8 +1,9 @@
 """`factledger reviews export`: the human labels of a running service as `factledger eval`
 cases, so confirmed hallucinations and confirmed false alarms become regression cases.
 
-It asks the service (GET /api/v1/reviews?format=jsonl) rather than opening the store, so
-it runs beside `factledger serve` on an embedded store too.
+It asks the service (GET /api/v1/reviews?format=jsonl, page after page: a page holds at
+most EXPORT_PAGE turns) rather than opening the store, so it runs beside `factledger
+serve` on an embedded store too.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from factledger.processors.errors import FactLedgerError
 
 TOKEN_ENV = "FACTLEDGER_READ_TOKEN"
 API_ENV = "FACTLEDGER_API"
+EXPORT_PAGE = 1000
+"""Labelled turns asked for per request: the service's most (MAX_REVIEW_EXPORT)."""
 
 
 def add_reviews_parser(sub: Any) -> None:
@@ -56,9 +59,11 @@ def fetch_export(
     tenant: str | None = None,
     label: str | None = None,
     timeout: float = 60.0,
+    page: int = EXPORT_PAGE,
 ) -> str:
-    """The service's export as JSONL text; raises FactLedgerError naming what failed."""
-    params = {"format": "jsonl"}
+    """The service's export as JSONL text, every page of it; raises FactLedgerError
+    naming what failed."""
+    params = {"format": "jsonl", "limit": str(page)}
     if tenant:
         params["tenant"] = tenant
     if label:
@@ -67,13 +72,23 @@ def fetch_export(
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     url = f"{api.rstrip('/')}/api/v1/reviews"
-    try:
-        response = httpx.get(url, params=params, headers=headers, timeout=timeout)
-    except httpx.HTTPError as exc:
-        raise FactLedgerError(f"cannot reach the FactLedger API at {api}: {exc}") from exc
-    if response.status_code != 200:
-        raise FactLedgerError(f"GET {url} answered {response.status_code}: {response.text[:300]}")
-    return response.text
+    texts: list[str] = []
+    offset = 0
+    while True:
+        try:
+            response = httpx.get(
+                url, params={**params, "offset": str(offset)}, headers=headers, timeout=timeout
+            )
+        except httpx.HTTPError as exc:
+            raise FactLedgerError(f"cannot reach the FactLedger API at {api}: {exc}") from exc
+        if response.status_code != 200:
+            answer = f"{response.status_code}: {response.text[:300]}"
+            raise FactLedgerError(f"GET {url} answered {answer}")
+        texts.append(response.text)
+        following = response.headers.get("X-Next-Offset", "")
+        if not following.isdigit() or int(following) <= offset:
+            return "".join(texts)
+        offset = int(following)
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from factledger.collector.store import Store
 from factledger.evaluation import evaluate, read_cases
 from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
+from factledger.reviews_cli import fetch_export
 from factledger.service_process import free_port
 from tests.integration.otlp_turns import turn_request
 
@@ -209,6 +210,8 @@ def test_reviews_export_command_writes_what_eval_reads(
     assert main(["reviews", "export", "--api", served, "--out", str(out)]) == 0
     assert "exported 2 labelled turns" in capsys.readouterr().err
     assert sorted(case.id for case in read_cases(out)) == turn_ids
+    # Page after page: one labelled turn a request still exports them all, once each.
+    assert fetch_export(served, page=1) == out.read_text(encoding="utf-8")
     assert main(["eval", str(out)]) == 0
     assert "turns: 2 cases" in capsys.readouterr().out
 

@@ -34,6 +34,7 @@ from tests.integration.otlp_turns import log_request, turn_request
 ACME_IN = "acme-ingest-token-0001"
 ACME_READ = "acme-read-token-000003"
 OPS_READ = "operations-read-token-5"
+ACME_REVIEW = "acme-review-token-0006"
 JSON = {"Content-Type": "application/json"}
 OVER_MEMORY = {"max_memory_usage": 1, "max_untracked_memory": 1}
 """Query settings under which every query of the real engine fails as out of memory (a
@@ -60,6 +61,7 @@ def client(store: Store, tmp_path: Path) -> Iterator[TestClient]:
     access = AccessConfig.load(
         ingest_env=f"acme:{ACME_IN}",
         read_env=f"acme:{ACME_READ},*:{OPS_READ}",
+        review_env=f"acme:{ACME_REVIEW}",
     )
     settings = ServiceSettings(
         data_dir=tmp_path / "data", grace_seconds=0.2, max_wait_seconds=5, access=access
@@ -173,9 +175,13 @@ def test_every_status_is_declared_with_the_body_it_has(client: TestClient, store
     walk("get", "/api/v1/turns/{turn_id}", 200, path=turn)
     walk("get", "/api/v1/turns/{turn_id}", 404, path=unknown)
     review = {"label": "hallucination", "note": "checked", "reviewer": "ana"}
-    walk("post", "/api/v1/turns/{turn_id}/reviews", 201, path=turn, json=review)
-    walk("post", "/api/v1/turns/{turn_id}/reviews", 404, path=unknown, json=review)
-    walk("post", "/api/v1/turns/{turn_id}/reviews", 422, path=turn, json={"label": "maybe"})
+    labels = "/api/v1/turns/{turn_id}/reviews"
+    walk("post", labels, 201, token=ACME_REVIEW, path=turn, json=review)
+    walk("post", labels, 403, path=turn, json=review)  # a read token may not label
+    walk("post", labels, 404, token=ACME_REVIEW, path=unknown, json=review)
+    walk("post", labels, 422, token=ACME_REVIEW, path=turn, json={"label": "maybe"})
+    walk("get", "/api/v1/reviews/withdrawals", 200)
+    walk("get", "/api/v1/reviews", 422, params={"limit": 1001})
     now_ns = time.time_ns()  # a row older than the retention is dropped as it arrives
     page = Snapshot("a" * 64, "https://example.org/", "fetch_url", "c", "t", "r", now_ns, 4, "page")
     store.insert_snapshots([evidence_rows.snapshot_row("acme", page)])

@@ -33,6 +33,7 @@ GLOBEX_IN = "globex-ingest-token-02"
 ACME_READ = "acme-read-token-000003"
 GLOBEX_READ = "globex-read-token-0004"
 OPS_READ = "operations-read-token-5"
+ACME_REVIEW = "acme-review-token-0006"
 
 JSON = {"Content-Type": "application/json"}
 
@@ -49,6 +50,7 @@ def _settings(tmp_path: Path, rules: str) -> ServiceSettings:
     access = AccessConfig.load(
         ingest_env=f"acme:{ACME_IN},globex:{GLOBEX_IN}",
         read_env=f"acme:{ACME_READ},globex:{GLOBEX_READ},*:{OPS_READ}",
+        review_env=f"acme:{ACME_REVIEW}",
     )
     return ServiceSettings(
         data_dir=tmp_path / "data",
@@ -146,7 +148,7 @@ def test_no_request_of_one_tenant_returns_another_tenants_data(
     other = globex[0]["turn_id"]
     assert client.get(f"/api/v1/turns/{other}", headers=_auth(ACME_READ)).status_code == 404
     review = {"label": "hallucination"}
-    posted = client.post(f"/api/v1/turns/{other}/reviews", headers=_auth(ACME_READ), json=review)
+    posted = client.post(f"/api/v1/turns/{other}/reviews", headers=_auth(ACME_REVIEW), json=review)
     assert posted.status_code == 404
 
     # Counts: reject rates, review queue and precision only see the reader's tenant.

@@ -1,13 +1,17 @@
-"""Tenants and bearer tokens: who may send spans for which tenant, who may read which.
+"""Tenants and bearer tokens: who may send spans for which tenant, who may read which,
+who may label turns.
 
 Ingest tokens map to one tenant each: the tenant written into every row of the spans a
-request carries. Read tokens map to the tenants they may read (`*`: every tenant). With
-no ingest token configured every request goes to the single tenant `default`; with no read
-token configured the query API is open (the service binds to loopback by default).
+request carries. Read tokens map to the tenants they may read (`*`: every tenant). Review
+tokens map to the tenants whose turns they may label and whose labels they may withdraw;
+a review token also reads those tenants (the dashboard sends one token), while a read
+token alone may not write a review. With no ingest token configured every request goes to
+the single tenant `default`; with neither read nor review tokens configured the query API
+is open, labels included (the service binds to loopback by default).
 
 Who may read is never left open by accident (`check_query_access`, at start-up):
 
-| ingest tokens | read tokens | FACTLEDGER_API_OPEN | query API |
+| ingest tokens | read (or review) tokens | FACTLEDGER_API_OPEN | query API |
 |---|---|---|---|
 | none | none | unset | open (a local, single-user service) |
 | any | none | `1` | open: an explicit choice |
@@ -26,17 +30,23 @@ Tokens come from a TOML file and from the environment, merged::
     [read]                         # token = [tenants]
     "fl-read-77ad10..." = ["acme"]
     "fl-read-ops-03b1..." = ["*"]
+    [review]                       # token = [tenants]: reads them and labels their turns
+    "fl-review-5be0c2..." = ["acme"]
 
     FACTLEDGER_INGEST_TOKENS="acme:fl-ingest-9f2c51...,globex:fl-ingest-d41e..."
     FACTLEDGER_READ_TOKENS="acme:fl-read-77ad10...,*:fl-read-ops-03b1..."
+    FACTLEDGER_REVIEW_TOKENS="acme:fl-review-5be0c2..."
     FACTLEDGER_INGEST_TOKEN=...    # one token for the default tenant
 
 A token is compared with every configured token in constant time (`hmac.compare_digest`,
 no early exit), so the time of a refusal says nothing about how close a guess was.
+Tokens have no names: what a token wrote is recorded under its fingerprint
+(`token_fingerprint`, a SHA-256 prefix), never the token itself.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import re
@@ -87,6 +97,8 @@ class AccessConfig:
 
     ingest: Mapping[str, str] = field(default_factory=dict)
     read: Mapping[str, ReadScope] = field(default_factory=dict)
+    review: Mapping[str, ReadScope] = field(default_factory=dict)
+    """Review tokens: the tenants each may label (and read)."""
 
     @property
     def ingest_required(self) -> bool:
@@ -94,13 +106,14 @@ class AccessConfig:
 
     @property
     def read_required(self) -> bool:
-        return bool(self.read)
+        """Whether the query API needs a token: read or review tokens are configured."""
+        return bool(self.read or self.review)
 
     @property
     def tenants(self) -> frozenset[str]:
         """Every tenant the configuration names (just `default` without ingest tokens)."""
         named = set(self.ingest.values())
-        for scope in self.read.values():
+        for scope in (*self.read.values(), *self.review.values()):
             named |= scope.tenants
         return frozenset(named or {DEFAULT_TENANT})
 
@@ -111,10 +124,22 @@ class AccessConfig:
         return _lookup(self.ingest, authorization)
 
     def read_scope(self, authorization: str) -> ReadScope | None:
-        """What the bearer of `authorization` may read; None: refuse it (401)."""
-        if not self.read:
+        """What the bearer of `authorization` may read: its read tenants and its review
+        tenants; None: refuse it (401)."""
+        if not self.read_required:
             return OPEN_SCOPE
-        return _lookup(self.read, authorization)
+        read = _lookup(self.read, authorization)
+        review = _lookup(self.review, authorization)
+        if read is None or review is None:
+            return read or review
+        return ReadScope(read.tenants | review.tenants, every=read.every or review.every)
+
+    def review_scope(self, authorization: str) -> ReadScope | None:
+        """The tenants the bearer of `authorization` may label and withdraw labels of;
+        None: it holds no review token (403 once `read_scope` let it in)."""
+        if not self.read_required:
+            return OPEN_SCOPE
+        return _lookup(self.review, authorization)
 
     @classmethod
     def load(
@@ -123,32 +148,43 @@ class AccessConfig:
         file: Path | None = None,
         ingest_env: str = "",
         read_env: str = "",
+        review_env: str = "",
         single_ingest_token: str = "",
     ) -> AccessConfig:
         """Merge the token file and the environment values. Raises ConfigError naming the
         source of a malformed entry, a short token, or a token given two tenants."""
         ingest: dict[str, str] = {}
         read: dict[str, set[str]] = {}
+        review: dict[str, set[str]] = {}
         if file is not None:
-            file_ingest, file_read = _read_file(file)
+            file_ingest, file_read, file_review = _read_file(file)
             _merge_ingest(ingest, file_ingest, str(file))
             _merge_read(read, file_read, str(file))
+            _merge_read(review, file_review, str(file))
         _merge_ingest(ingest, _pairs(ingest_env, "FACTLEDGER_INGEST_TOKENS"), "environment")
         _merge_read(read, _pairs(read_env, "FACTLEDGER_READ_TOKENS"), "environment")
+        _merge_read(review, _pairs(review_env, "FACTLEDGER_REVIEW_TOKENS"), "environment")
         if single_ingest_token:
             _merge_ingest(
                 ingest, [(DEFAULT_TENANT, single_ingest_token)], "FACTLEDGER_INGEST_TOKEN"
             )
-        scopes = {
-            token: ReadScope(frozenset(t - {ALL_TENANTS}), every=ALL_TENANTS in t)
-            for token, t in read.items()
-        }
-        return cls(ingest=ingest, read=scopes)
+        return cls(ingest=ingest, read=_scopes(read), review=_scopes(review))
+
+
+def token_fingerprint(authorization: str) -> str:
+    """Who a token is, in records and logs: `sha256:` and the first 12 hex digits of the
+    bearer token's SHA-256; '' without a bearer token (an open API). Tokens are long and
+    random, so the prefix names one without helping to guess it."""
+    given = _bearer(authorization)
+    if not given:
+        return ""
+    return "sha256:" + hashlib.sha256(given).hexdigest()[:12]
 
 
 API_OPEN_VARIABLE = "FACTLEDGER_API_OPEN"
 _READ_OPTIONS = (
-    "set FACTLEDGER_READ_TOKENS (or a [read] table in FACTLEDGER_TOKENS_FILE), or set"
+    "set FACTLEDGER_READ_TOKENS or FACTLEDGER_REVIEW_TOKENS (or a [read] or [review]"
+    " table in FACTLEDGER_TOKENS_FILE), or set"
     f" {API_OPEN_VARIABLE}=1 to leave the query API open to everyone who can reach the port"
 )
 
@@ -160,7 +196,7 @@ def check_query_access(config: AccessConfig, api_open: bool | None) -> None:
     if config.read_required:
         if api_open:
             raise ConfigError(
-                f"{API_OPEN_VARIABLE}=1 contradicts the read tokens configured: unset"
+                f"{API_OPEN_VARIABLE}=1 contradicts the read or review tokens configured: unset"
                 f" {API_OPEN_VARIABLE} to require them, or remove them to open the query API"
             )
         return
@@ -198,9 +234,20 @@ def exposure_warning(config: AccessConfig, host: str) -> str | None:
     )
 
 
-def _lookup(table: Mapping[str, _V], authorization: str) -> _V | None:
+def _scopes(tokens: Mapping[str, set[str]]) -> dict[str, ReadScope]:
+    return {
+        token: ReadScope(frozenset(t - {ALL_TENANTS}), every=ALL_TENANTS in t)
+        for token, t in tokens.items()
+    }
+
+
+def _bearer(authorization: str) -> bytes:
     scheme, _, given = authorization.strip().partition(" ")
-    offered = given.strip().encode() if scheme.lower() == "bearer" else b""
+    return given.strip().encode() if scheme.lower() == "bearer" else b""
+
+
+def _lookup(table: Mapping[str, _V], authorization: str) -> _V | None:
+    offered = _bearer(authorization)
     found: _V | None = None
     for token, value in table.items():
         # Every token is compared, whatever matched before: constant work per request.
@@ -209,26 +256,33 @@ def _lookup(table: Mapping[str, _V], authorization: str) -> _V | None:
     return found
 
 
-def _read_file(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+_Pairs = list[tuple[str, str]]
+
+
+def _read_file(path: Path) -> tuple[_Pairs, _Pairs, _Pairs]:
+    """The (tenant, token) pairs of the [ingest], [read] and [review] tables."""
     data = read_toml(path, "the token file")
-    unknown = set(data) - {"ingest", "read"}
+    unknown = set(data) - {"ingest", "read", "review"}
     if unknown:
         found = unknown_keys(unknown).replace("keys", "sections")
-        raise ConfigError(f"{path}: {found}; use [ingest] and [read]")
+        raise ConfigError(f"{path}: {found}; use [ingest], [read] and [review]")
     ingest_table = _table(data.get("ingest", {}), path, "ingest")
-    read_table = _table(data.get("read", {}), path, "read")
-    ingest: list[tuple[str, str]] = []
+    ingest: _Pairs = []
     for token, tenant in ingest_table.items():
         if not isinstance(tenant, str):
             raise ConfigError(f"{path}: [ingest] values are tenant names (strings)")
         ingest.append((tenant, token))
-    read: list[tuple[str, str]] = []
-    for token, tenants in read_table.items():
+    return ingest, _tenant_lists(data, path, "read"), _tenant_lists(data, path, "review")
+
+
+def _tenant_lists(data: Mapping[str, object], path: Path, name: str) -> _Pairs:
+    pairs: _Pairs = []
+    for token, tenants in _table(data.get(name, {}), path, name).items():
         names = [tenants] if isinstance(tenants, str) else tenants
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise ConfigError(f"{path}: [read] values are lists of tenant names")
-        read.extend((name, token) for name in names)
-    return ingest, read
+            raise ConfigError(f"{path}: [{name}] values are lists of tenant names")
+        pairs.extend((tenant, token) for tenant in names)
+    return pairs
 
 
 def _table(value: object, path: Path, name: str) -> Mapping[str, object]:

@@ -139,6 +139,7 @@ REVIEW_WITHDRAWAL_COLUMNS: tuple[str, ...] = (
     "ReviewId",
     "Reviewer",
     "WithdrawnAt",
+    "TokenId",
 )
 
 ALERT_COLUMNS: tuple[str, ...] = (
@@ -564,11 +565,18 @@ def review_row(
 
 
 def review_withdrawal_row(
-    *, tenant: str, turn_id: str, review_id: str, reviewer: str, withdrawn_at: datetime
+    *,
+    tenant: str,
+    turn_id: str,
+    review_id: str,
+    reviewer: str,
+    withdrawn_at: datetime,
+    token_id: str = "",
 ) -> list[Any]:
     """The `review_withdrawals` row that takes back one review, in
-    REVIEW_WITHDRAWAL_COLUMNS order."""
-    return [tenant, turn_id, review_id, reviewer, epoch_ms(withdrawn_at)]
+    REVIEW_WITHDRAWAL_COLUMNS order; `token_id` is the fingerprint of the review token
+    that withdrew it ('' on an open API)."""
+    return [tenant, turn_id, review_id, reviewer, epoch_ms(withdrawn_at), token_id]
 
 
 def alert_row(

@@ -9,7 +9,8 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_INGEST_TOKEN | (none) | one bearer token for /v1/traces, tenant `default` |
 | FACTLEDGER_INGEST_TOKENS | (none) | `tenant:token,...`: ingest tokens and their tenants |
 | FACTLEDGER_READ_TOKENS | (none) | `tenant:token,...` (`*` = every tenant): query API tokens |
-| FACTLEDGER_TOKENS_FILE | (none) | TOML file of ingest and read tokens (collector/access.py) |
+| FACTLEDGER_REVIEW_TOKENS | (none) | `tenant:token,...`: tokens that read and label (reviews) |
+| FACTLEDGER_TOKENS_FILE | (none) | TOML file of ingest, read and review tokens (access.py) |
 | FACTLEDGER_API_OPEN | (unset) | `1`: no read token needed, `0`: read tokens required (access.py) |
 | FACTLEDGER_REDACTION | (none) | redaction TOML (docs/redaction.md); none: built-in secrets |
 | FACTLEDGER_CLUSTER | (none) | ClickHouse cluster name: replicated + distributed tables |
@@ -117,6 +118,7 @@ class ServiceSettings:
                 file=_path(env, "FACTLEDGER_TOKENS_FILE"),
                 ingest_env=env.get("FACTLEDGER_INGEST_TOKENS", ""),
                 read_env=env.get("FACTLEDGER_READ_TOKENS", ""),
+                review_env=env.get("FACTLEDGER_REVIEW_TOKENS", ""),
                 single_ingest_token=env.get("FACTLEDGER_INGEST_TOKEN", ""),
             ),
             api_open=_optional_flag(env, "FACTLEDGER_API_OPEN"),

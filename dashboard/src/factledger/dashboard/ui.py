@@ -104,7 +104,8 @@ def guarded(render: Callable[[ApiClient], None]) -> Callable[[], None]:
             st.warning(
                 f"**The FactLedger API refused this dashboard's read token** ({exc}).\n\n"
                 f"Set `{TOKEN_ENV}` for the dashboard to a read token of the tenants it "
-                "should show (the service's FACTLEDGER_READ_TOKENS).",
+                "should show (the service's FACTLEDGER_READ_TOKENS), or to a review token "
+                "(FACTLEDGER_REVIEW_TOKENS) where it should label turns too.",
                 icon=":material/lock:",
             )
         except ApiError as exc:

@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from factledger.collector import rows
+from factledger.collector.api.bulk_reads import BulkRead
 from factledger.collector.api.models import (
     RejectRate,
     ReviewCreated,
@@ -40,6 +41,7 @@ from factledger.collector.api.models import (
     query_error,
 )
 from factledger.collector.api.readers import ReadTenant, Scope
+from factledger.collector.api.reviewers import ReviewTenant
 from factledger.collector.api.text_fields import StoredText
 from factledger.collector.service import service_of
 from factledger.collector.store.reviews import QueueVerification
@@ -85,7 +87,7 @@ whose message names the accepted forms."""
 @router.get("/turns", responses=error_responses(403))
 def list_turns(
     request: Request,
-    tenant: ReadTenant,
+    reader: BulkRead,
     verdict: Annotated[
         list[Verdict] | None,
         Query(description="reject, flag or pass; repeat for any of several"),
@@ -107,10 +109,11 @@ def list_turns(
         str | None, Query(max_length=200, description="reply contains this text (any case)")
     ] = None,
 ) -> TurnPage:
-    """Turns, newest first, with their latest verdict; `total` counts every match."""
+    """Turns, newest first, with their latest verdict; `total` counts every match. A page
+    of more than `BULK_READ_ROWS` turns is logged as a bulk read."""
     store = service_of(request).store
     turns, total = store.list_turns(
-        tenant,
+        reader.tenant,
         verdict=verdict or None,
         q=q or None,
         model=model,
@@ -123,6 +126,7 @@ def list_turns(
         limit=limit,
         offset=offset,
     )
+    reader.read(len(turns))
     return TurnPage.model_validate({"turns": turns, "total": total})
 
 
@@ -229,10 +233,12 @@ def review_precision(request: Request, tenant: ReadTenant) -> ReviewPrecision:
 
 @router.post("/turns/{turn_id}/reviews", status_code=201, responses=error_responses(403, 404))
 def add_review(
-    request: Request, tenant: ReadTenant, turn_id: str, review: ReviewIn
+    request: Request, caller: ReviewTenant, turn_id: str, review: ReviewIn
 ) -> ReviewCreated:
-    """Store a human's label; the turn leaves the review queue."""
+    """Store a human's label; the turn leaves the review queue. 403 for a token without
+    the review permission."""
     store = service_of(request).store
+    tenant = caller.tenant
     if store.get_turn(tenant, turn_id) is None:
         raise HTTPException(404, f"no turn {turn_id}")
     review_id = str(uuid.uuid4())

@@ -4,11 +4,14 @@ once, undo, and the labels exported as `factledger eval` cases.
 A label is a row of `reviews`; undo does not delete it but adds a row to
 `review_withdrawals` naming it, after which the review no longer counts anywhere: the
 turn's label falls back to its previous review, or the turn is back in the queue.
+Labels and withdrawals need a review token (`collector.api.reviewers`); each withdrawal
+records the token's fingerprint and is logged, and `GET /reviews/withdrawals` lists them.
 Handlers are plain functions run in FastAPI's thread pool, since store calls block.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -18,20 +21,25 @@ from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from factledger.collector import rows
+from factledger.collector.api.bulk_reads import BulkRead
 from factledger.collector.api.models import QueueVerification, error_responses
 from factledger.collector.api.queries import VerificationFilter
 from factledger.collector.api.readers import ReadTenant
 from factledger.collector.api.review_export import export_cases
 from factledger.collector.api.review_groups import MAX_PATTERN_CHARS, group_queue
+from factledger.collector.api.reviewers import ReviewTenant
 from factledger.collector.api.text_fields import StoredText
 from factledger.collector.service import service_of
 from factledger.collector.store import MAX_REVIEW_EXPORT, Store
 
 router = APIRouter(tags=["reviews"])
+log = logging.getLogger(__name__)
 
 MAX_TURNS_PER_LABEL = 500
 """Turns one label may cover (a group of near-duplicates, or a selection)."""
 JSONL = "application/x-ndjson"
+NEXT_OFFSET = "X-Next-Offset"
+"""The export's header on a full page: the `offset` of the next one."""
 
 
 class LabelIn(BaseModel):
@@ -105,6 +113,24 @@ class Withdrawn(BaseModel):
     withdrawn: bool
 
 
+class Withdrawal(BaseModel):
+    """One withdrawn review, for audit."""
+
+    review_id: str
+    turn_id: str
+    label: str = Field(description="the label withdrawn")
+    reviewer: str = Field(description="the name the request gave (`?reviewer=`)")
+    token: str = Field(
+        description="fingerprint of the review token that withdrew it (`sha256:` and 12 hex"
+        " digits, never the token); empty on an open API"
+    )
+    withdrawn_at: datetime
+
+
+class Withdrawals(BaseModel):
+    withdrawals: list[Withdrawal]
+
+
 class Skipped(BaseModel):
     turn_id: str
     reason: str
@@ -166,10 +192,12 @@ def review_queue_groups(
     response_model=LabelsCreated,
     responses=error_responses(403, 404),
 )
-def add_reviews(request: Request, tenant: ReadTenant, body: LabelIn) -> dict[str, Any]:
+def add_reviews(request: Request, caller: ReviewTenant, body: LabelIn) -> dict[str, Any]:
     """Store one label for every turn named (one review each, same note and reviewer);
-    they leave the review queue. 404, storing nothing, when a turn is unknown."""
+    they leave the review queue. 404, storing nothing, when a turn is unknown; 403 for a
+    token without the review permission."""
     store = _store(request)
+    tenant = caller.tenant
     turn_ids = list(dict.fromkeys(body.turn_ids))
     missing = sorted(set(turn_ids) - store.known_turns(tenant, turn_ids))
     if missing:
@@ -202,25 +230,37 @@ def add_reviews(request: Request, tenant: ReadTenant, body: LabelIn) -> dict[str
 )
 def withdraw_review(
     request: Request,
-    tenant: ReadTenant,
+    caller: ReviewTenant,
     review_id: str,
     reviewer: Annotated[str, Query(max_length=200, description="who takes it back")] = "",
 ) -> dict[str, Any]:
     """Take a review back (undo): it stops counting, so the turn's label is its previous
-    review's, or the turn returns to the review queue. Withdrawing twice is harmless."""
+    review's, or the turn returns to the review queue. Withdrawing twice is harmless. The
+    withdrawal records `reviewer` and the review token's fingerprint (403 without one)."""
     store = _store(request)
+    tenant = caller.tenant
     review = store.review(tenant, review_id)
     if review is None:
         raise HTTPException(404, f"no review {review_id}")
     if not review["withdrawn"]:
+        name = _redacted(request, reviewer)
         store.insert_review_withdrawal(
             rows.review_withdrawal_row(
                 tenant=tenant,
                 turn_id=review["turn_id"],
                 review_id=review_id,
-                reviewer=_redacted(request, reviewer),
+                reviewer=name,
                 withdrawn_at=datetime.now(UTC),
+                token_id=caller.token,
             )
+        )
+        log.info(
+            "review %s of turn %s withdrawn: tenant=%s reviewer=%r token=%s",
+            review_id,
+            review["turn_id"],
+            tenant,
+            name,
+            caller.token or "(open API)",
         )
     return {"review_id": review_id, "turn_id": review["turn_id"], "withdrawn": True}
 
@@ -235,21 +275,45 @@ def withdraw_review(
 )
 def export_reviews(
     request: Request,
-    tenant: ReadTenant,
+    response: Response,
+    reader: BulkRead,
     format: Annotated[
         Literal["json", "jsonl"], Query(description="jsonl: one eval case per line")
     ] = "json",
     label: Annotated[rows.ReviewLabel | None, Query(description="only this label")] = None,
     limit: Annotated[
-        int, Query(ge=1, le=MAX_REVIEW_EXPORT, description="labelled turns, newest first")
+        int,
+        Query(ge=1, le=MAX_REVIEW_EXPORT, description="labelled turns a page holds, newest first"),
     ] = MAX_REVIEW_EXPORT,
+    offset: Annotated[
+        int, Query(ge=0, le=2**32 - 1, description="labelled turns to skip (the next page)")
+    ] = 0,
 ) -> Response | dict[str, Any]:
-    """Every labelled turn's latest label (withdrawn ones left out) as a `factledger
+    """Each labelled turn's latest label (withdrawn ones left out) as a `factledger
     eval` case: `{id, otlp, expected, review, turn}`, where `otlp` holds the turn's spans
     and `expected` follows the label (hallucination: the flagged kinds; not a
-    hallucination: `pass`). `format=jsonl` is a file `factledger eval` reads as is."""
-    turns = _store(request).labelled_turns(tenant, limit=limit, label=label)
+    hallucination: `pass`). `format=jsonl` is a file `factledger eval` reads as is. A page
+    holds at most `MAX_REVIEW_EXPORT` turns (422 above); every page is logged as a bulk
+    read."""
+    turns, labels = _store(request).labelled_turns(
+        reader.tenant, limit=limit, label=label, offset=offset
+    )
+    reader.read(len(turns), spans=sum(len(turn["spans"]) for turn in turns), always=True)
     export = export_cases(turns)
+    # A full page may have a next one: the header says where it starts.
+    more = {NEXT_OFFSET: str(offset + labels)} if labels == limit else {}
     if format == "jsonl":
-        return PlainTextResponse(export.jsonl(), media_type=JSONL)
+        return PlainTextResponse(export.jsonl(), media_type=JSONL, headers=more)
+    response.headers.update(more)
     return {"cases": export.cases, "skipped": export.skipped}
+
+
+@router.get("/reviews/withdrawals", response_model=Withdrawals, responses=error_responses(403))
+def review_withdrawals(
+    request: Request,
+    tenant: ReadTenant,
+    limit: Annotated[int, Query(ge=1, le=1000, description="withdrawals, latest first")] = 100,
+) -> dict[str, Any]:
+    """The audit of undo: each withdrawn review of the tenant, latest first, with the
+    label it took back, the name the request gave and the fingerprint of the token."""
+    return {"withdrawals": _store(request).withdrawals(tenant, limit=limit)}

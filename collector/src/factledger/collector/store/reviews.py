@@ -208,16 +208,59 @@ class ReviewQueries(VerificationQueries):
             "kinds": [{"kind": row["kind"], **_precision(row)} for row in per_kind],
         }
 
+    def withdrawals(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The tenant's withdrawn reviews, latest withdrawal first, at most `limit`: `{review_id,
+        turn_id, label, reviewer, token, withdrawn_at}`, where `reviewer` is the name the
+        request gave and `token` the fingerprint of the token that withdrew it ('' on an
+        open API). A review withdrawn twice at once is listed by its first withdrawal."""
+        check_limit("limit", limit, MAX_LIST_LIMIT)
+        params: dict[str, Any] = {"tenant": tenant, "limit": limit}
+        withdrawn = self._query(
+            "SELECT * FROM (SELECT ReviewId, TurnId, Reviewer, TokenId,"
+            " toUnixTimestamp64Milli(WithdrawnAt) AS at FROM {db}.review_withdrawals"
+            " WHERE Tenant = {tenant:String} ORDER BY WithdrawnAt LIMIT 1 BY ReviewId)"
+            " ORDER BY at DESC, ReviewId LIMIT {limit:UInt32}",
+            params,
+        )
+        labels: dict[str, str] = {}
+        if withdrawn:
+            for row in self._query(
+                "SELECT ReviewId, any(Label) AS Label FROM {db}.reviews"
+                " WHERE Tenant = {tenant:String} AND ReviewId IN {ids:Array(String)}"
+                " GROUP BY ReviewId",
+                {"tenant": tenant, "ids": [row["ReviewId"] for row in withdrawn]},
+            ):
+                labels[row["ReviewId"]] = row["Label"]
+        return [
+            {
+                "review_id": row["ReviewId"],
+                "turn_id": row["TurnId"],
+                "label": labels.get(row["ReviewId"], ""),
+                "reviewer": row["Reviewer"],
+                "token": row["TokenId"],
+                "withdrawn_at": from_epoch_ms(row["at"]),
+            }
+            for row in withdrawn
+        ]
+
     def labelled_turns(
-        self, tenant: str, limit: int = MAX_REVIEW_EXPORT, label: str | None = None
-    ) -> list[dict[str, Any]]:
+        self,
+        tenant: str,
+        limit: int = MAX_REVIEW_EXPORT,
+        label: str | None = None,
+        offset: int = 0,
+    ) -> tuple[list[dict[str, Any]], int]:
         """Each labelled turn with its latest review that counts, newest label first, at
-        most `limit`; only turns whose label is `label` when given. Keys: those of
+        most `limit` labels after skipping `offset`, and how many labels the page read (a
+        label whose turn expired is read but has no turn: a page of fewer turns than
+        `limit` is not necessarily the last). Only turns whose label is `label` when
+        given. Keys: those of
         `list_turns`, `review` ({review_id, label, note, reviewer, created_at}),
         `findings` ([{kind, severity}] of the latest version) and `spans` (the turn's
         spans as rows keyed by SPAN_COLUMNS, for `rows.span_from_row`)."""
         check_limit("limit", limit, MAX_REVIEW_EXPORT)
-        params: dict[str, Any] = {"tenant": tenant, "limit": limit}
+        check_limit("offset", offset, 2**32 - 1)
+        params: dict[str, Any] = {"tenant": tenant, "limit": limit, "offset": offset}
         having = ""
         if label:
             params["label"] = label
@@ -226,7 +269,7 @@ class ReviewQueries(VerificationQueries):
             "SELECT TurnId, argMax((ReviewId, Label, Note, Reviewer,"
             " toUnixTimestamp64Milli(CreatedAt)), CreatedAt) AS review"
             f" FROM ({LIVE_REVIEWS}) GROUP BY TurnId{having}"
-            " ORDER BY review.5 DESC, TurnId LIMIT {limit:UInt32}",
+            " ORDER BY review.5 DESC, TurnId LIMIT {limit:UInt32} OFFSET {offset:UInt32}",
             params,
         )
         reviews = {
@@ -256,7 +299,7 @@ class ReviewQueries(VerificationQueries):
         self._attach_findings(tenant, turns)
         self._attach_spans(tenant, turns, span_ids)
         # A label whose turn expired (retention) has nothing left to export.
-        return [turns[turn_id] for turn_id in ids if turn_id in turns]
+        return [turns[turn_id] for turn_id in ids if turn_id in turns], len(ids)
 
     def _attach_findings(self, tenant: str, turns: Mapping[str, dict[str, Any]]) -> None:
         pairs = [(turn_id, turn["version"]) for turn_id, turn in turns.items()]

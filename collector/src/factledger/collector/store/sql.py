@@ -74,8 +74,9 @@ LIVE_REVIEWS = """
     )
 """
 
-MAX_REVIEW_EXPORT = 10_000
-"""Labelled turns one export holds at most (newest labels first)."""
+MAX_REVIEW_EXPORT = 1_000
+"""Labelled turns one export page holds at most (newest labels first): each comes with all
+its spans, so a page is bounded and a whole tenant takes many logged requests."""
 TURN_IDS_PER_QUERY = 1_000
 
 TURN_SUMMARY = """
