@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from factledger.collector.judge.clock_skew import receive_skew_ns, turn_times
@@ -12,6 +14,7 @@ from factledger.processors.spans import SpanRecord
 S = 10**9
 H = 3600 * S
 BOUND = 7200.0
+TEXT = {"type": "text", "content": "hi"}
 
 
 @pytest.mark.parametrize(
@@ -67,7 +70,7 @@ def _span(span_id: str, start: int, end: int, received: int) -> SpanRecord:
         end_time_unix_nano=end,
         attributes={
             **attributes,
-            "gen_ai.output.messages": '[{"role":"assistant","parts":[{"type":"text","content":"hi"}]}]',
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [TEXT]}]),
         },
         received_at_unix_nano=received,
     )

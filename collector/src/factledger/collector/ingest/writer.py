@@ -99,8 +99,7 @@ class SpanWriter:
         ]
         size = sum(b.size for b in batches)
         span_rows = [
-            rows.span_row(self._stored_span(s), s.received_at_unix_nano // 1_000_000)
-            for s in spans
+            rows.span_row(self._stored_span(s), s.received_at_unix_nano // 1_000_000) for s in spans
         ]
         if not self._send(span_rows):
             # Stopping before the spans were stored: keep them in the write-ahead log
