@@ -299,6 +299,8 @@ class Generator:
                 "SpanIds": span_ids,
                 "Validators": VALIDATORS,
                 "ReplyPreview": reply[:REPLY_PREVIEW_CHARS],
+                "AgentStartedAt": started,
+                "ClockSkewSeconds": 0.0,
             }
             batch.turns.append(tuple(row[c] for c in TURN_COLUMNS))
             for idx, (kind, score) in enumerate(found):

@@ -51,6 +51,7 @@ _SAMPLES: dict[str, Any] = {
     "earlier": (LlmStep("s0", response_id="resp_1"),),
     "turn": Turn(reply="done", user_message="do it"),
     "span_ids": ("a", "b"),
+    "receive_lags_ns": (5, 7),
     "seen": 2.5,
 }
 """A value unlike any default, by field name (annotations are text in Python, types once

@@ -23,6 +23,8 @@ def verdict_row(
         TraceId=spans[0].trace_id,
         StartedAt=validated_ms,
         EndedAt=validated_ms,
+        AgentStartedAt=validated_ms,
+        ClockSkewSeconds=0.0,
         ValidatedAt=validated_ms,
         Verdict="pass",
         Kinds=[],

@@ -188,6 +188,13 @@ CATALOGUE = Catalogue(
             ("verdict", "model"),
         ),
         Family(
+            "factledger_clock_skewed_turns_total",
+            "counter",
+            "Turns from agents whose clocks were off beyond the bound (2 hours), counted at"
+            " the time they were received, by service.",
+            ("service",),
+        ),
+        Family(
             "factledger_turns_failed_total",
             "counter",
             "Turns that could not be judged (an error in validation or shaping rows).",

@@ -284,7 +284,8 @@ class Pipeline:
                 continue
             self._backlog.replayed(len(result.spans), len(record.body))
             self._mark.replayed(record.seq)
-            self._writer.put(Batch(record.seq, result.spans, len(record.body)))
+            received_ms = int(record.written_before * 1000)
+            self._writer.put(Batch(record.seq, result.spans, len(record.body), received_ms))
             replayed += len(result.spans)
         if replayed:
             log.info("replayed %d spans from the write-ahead log", replayed)

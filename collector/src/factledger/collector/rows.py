@@ -77,6 +77,8 @@ TURN_COLUMNS: tuple[str, ...] = (
     "SpanIds",
     "Validators",
     "ReplyPreview",
+    "AgentStartedAt",
+    "ClockSkewSeconds",
 )
 
 FINDING_COLUMNS: tuple[str, ...] = (
@@ -337,7 +339,8 @@ def span_row(span: SpanRecord, ingested_at_ms: int) -> list[Any]:
 def span_from_row(row: Mapping[str, Any]) -> SpanRecord:
     """The span of a `spans` row keyed by SPAN_COLUMNS (times as Unix ns, as `span_row`
     writes them). The inverse of `span_row`, except that a span whose end preceded its
-    start comes back with end == start (Duration is unsigned)."""
+    start comes back with end == start (Duration is unsigned); `IngestedAt`, when the row
+    has it, is the span's `received_at_unix_nano`."""
     types: Mapping[str, str] = row["AttributeTypes"]
     start = int(row["Timestamp"])
     events = tuple(
@@ -371,6 +374,7 @@ def span_from_row(row: Mapping[str, Any]) -> SpanRecord:
         scope_name=row["ScopeName"],
         scope_version=row["ScopeVersion"],
         tenant=row["Tenant"],
+        received_at_unix_nano=int(row.get("IngestedAt") or 0) * 1_000_000,
     )
 
 
@@ -405,11 +409,16 @@ def turn_row(
     ended_at: datetime,
     validated_at: datetime,
     span_ids: Sequence[str],
+    agent_started_at: datetime | None = None,
+    clock_skew_seconds: float = 0.0,
 ) -> list[Any]:
     """The `turns` row of one verdict version of a turn, in TURN_COLUMNS order.
 
     Tenant, ids, service, agent, model and provider come from the turn. `MaxScore` is the
     highest class-5 score (0 when none), `HasClass5` whether any class-5 finding exists.
+    `started_at` is when the turn counts; `agent_started_at` its start by the agent's own
+    clock (default: `started_at`), apart from it only for a skewed clock, whose skew is
+    `clock_skew_seconds` (`collector.judge.clock_skew`).
     """
     class5 = [f for f in verdict.findings if _is_class5(f)]
     scores = [f.score for f in class5 if f.score is not None]
@@ -437,6 +446,8 @@ def turn_row(
         list(span_ids),
         list(verdict.validators),
         turn.reply[:REPLY_PREVIEW_CHARS],
+        epoch_ms(agent_started_at or started_at),
+        clock_skew_seconds,
     ]
 
 

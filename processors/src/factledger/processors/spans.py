@@ -36,6 +36,8 @@ class SpanRecord:
     """One span. Ids are lower-case hex (trace 32, span 16 characters; parent "" at a root).
 
     `kind` and `status_code` keep OTLP's enum numbers (status: 0 unset, 1 ok, 2 error).
+    `received_at_unix_nano` is when the service stored it, by the service's clock (its
+    `IngestedAt`; 0 when unknown): not part of what the span is, so never compared.
     """
 
     trace_id: str
@@ -53,6 +55,7 @@ class SpanRecord:
     scope_name: str = ""
     scope_version: str = ""
     tenant: str = "default"
+    received_at_unix_nano: int = field(default=0, compare=False)
 
     @property
     def service_name(self) -> str:

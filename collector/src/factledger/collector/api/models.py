@@ -122,6 +122,12 @@ class TurnSummary(ApiModel):
     kinds: list[Kind] = Field(description="distinct finding kinds of the latest verdict")
     reply_preview: str
     version: int = Field(description="verdict version (1, then 2, ... when judged again)")
+    clock_skew_seconds: float | None = Field(
+        default=None,
+        description="the agent's clock minus the service's (positive when ahead), for a"
+        " turn whose own times were hours off: it counts at the time it was received"
+        " (started_at), its own start is agent_started_at; null when its own times hold",
+    )
 
 
 class ListedTurn(TurnSummary):
@@ -321,6 +327,10 @@ class Snapshot(SnapshotRef):
 class TurnDetail(TurnSummary):
     """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
 
+    agent_started_at: datetime = Field(
+        description="the turn's start by the agent's own clock; started_at unless the clock"
+        " was skewed (clock_skew_seconds)"
+    )
     provider: str
     validated_at: datetime
     user_message: str

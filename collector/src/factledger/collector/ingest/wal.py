@@ -41,7 +41,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from factledger.collector.private_dirs import FILE_MODE, private_directory
@@ -64,6 +64,9 @@ class WalRecord:
     content_type: str
     tenant: str
     body: bytes
+    written_before: float = 0.0
+    """Replayed: when its segment was last written (wall seconds), so the record was
+    received no later; 0 when not known."""
 
 
 class WriteAheadLog:
@@ -154,9 +157,10 @@ class WriteAheadLog:
         """Intact records on disk not yet released, oldest first (call before appending
         new ones); with `include_released`, every record still on disk."""
         for path in self._segments():
+            written = path.stat().st_mtime
             for record in _read_segment(path):
                 if include_released or record.seq > self._released:
-                    yield record
+                    yield replace(record, written_before=written)
 
     def release(self, seq: int) -> None:
         """Records up to `seq` are stored; drop whole segments that are old enough."""

@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from factledger.collector import rows
 from factledger.collector.ingest.wal import WriteAheadLog
@@ -40,6 +40,9 @@ class Batch:
     spans: tuple[SpanRecord, ...]
     size: int
     """The request's bytes (decompressed): what the batch's spans cost in memory, roughly."""
+    received_ms: int = 0
+    """When the request was received (Unix ms), for one replayed from the log; 0: it is
+    being stored as it arrives, so the time of storing is its time."""
 
 
 class SpanWriter:
@@ -86,10 +89,18 @@ class SpanWriter:
         if not batches:
             self._wal.expire()  # idle: no release comes to close and delete old segments
             return
-        spans = [s for b in batches for s in b.spans]
-        size = sum(b.size for b in batches)
         now_ms = int(time.time() * 1000)
-        span_rows = [rows.span_row(self._stored_span(s), now_ms) for s in spans]
+        # Each span carries the time it was stored (its `IngestedAt`): turn judging tells a
+        # skewed agent clock by it (`collector.judge.clock_skew`).
+        spans = [
+            replace(s, received_at_unix_nano=(b.received_ms or now_ms) * 1_000_000)
+            for b in batches
+            for s in b.spans
+        ]
+        size = sum(b.size for b in batches)
+        span_rows = [
+            rows.span_row(self._stored_span(s), s.received_at_unix_nano // 1_000_000) for s in spans
+        ]
         if not self._send(span_rows):
             # Stopping before the spans were stored: keep them in the write-ahead log
             # (no release), so the next start stores them.

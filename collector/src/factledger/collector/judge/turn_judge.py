@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from factledger.collector import evidence_rows, rows
+from factledger.collector.judge.clock_skew import SKEW_BOUND_SECONDS, turn_times
 from factledger.collector.redaction import Redactor
 from factledger.processors.assembly.assembler import AssembledTurn, PriorVerdict
 from factledger.processors.evidence.snapshots import citation_backing, document_snapshots
@@ -95,11 +96,15 @@ def judged_rows(
     validated_at: datetime,
     redactor: Redactor | None = None,
     verifications: Sequence[Verification] = (),
+    skew_bound_seconds: float = SKEW_BOUND_SECONDS,
 ) -> tuple[Row, list[Row], list[Row]]:
     """The `turns` row, the `findings` rows and the `verifications` rows of one judged
     turn: the one place where a verdict becomes rows. Judged on the raw turn; stored
-    redacted when `redactor` is set (the answers of sources too)."""
-    started = _datetime(assembled.started_at_ns)
+    redacted when `redactor` is set (the answers of sources too). Every row carries the
+    time the turn counts at: its own start, or for a clock skewed beyond
+    `skew_bound_seconds` the time it was received (`collector.judge.clock_skew`)."""
+    times = turn_times(assembled, skew_bound_seconds)
+    started = _datetime(times.started_at_ns)
     raw_verdict = verdict
     turn, verdict = (
         redactor.judged(assembled.turn, verdict) if redactor else (assembled.turn, verdict)
@@ -109,9 +114,11 @@ def judged_rows(
         verdict,
         version=assembled.version,
         started_at=started,
-        ended_at=_datetime(assembled.ended_at_ns),
+        ended_at=_datetime(times.started_at_ns + _duration(assembled)),
         validated_at=validated_at,
         span_ids=assembled.span_ids,
+        agent_started_at=_datetime(times.agent_started_at_ns),
+        clock_skew_seconds=times.skew_seconds,
     )
     finding_rows = rows.finding_rows(turn, verdict, version=assembled.version, started_at=started)
     if redactor:
@@ -142,6 +149,12 @@ def judged_evidence_rows(
         citations=citations,
     )
     return [evidence_rows.snapshot_row(turn.tenant, s) for s in snapshots], evidence_row
+
+
+def _duration(assembled: AssembledTurn) -> int:
+    if not assembled.started_at_ns:
+        return assembled.ended_at_ns  # no start known: the end is all there is
+    return max(0, assembled.ended_at_ns - assembled.started_at_ns)
 
 
 def _datetime(unix_nano: int) -> datetime:
@@ -176,8 +189,10 @@ class TurnJudge:
         redactor: Redactor | None = None,
         verify: bool = False,
         grade: Grade | None = None,
+        skew_bound_seconds: float = SKEW_BOUND_SECONDS,
     ) -> None:
         self._redactor = redactor
+        self._skew_bound = skew_bound_seconds
         self._core = JudgingCore(
             runner,
             grace_seconds=grace_seconds,
@@ -188,6 +203,7 @@ class TurnJudge:
             grade=grade,
         )
         self._model_labels: set[str] = set()
+        self._service_labels: set[str] = set()
         self._without_turn_logged: set[tuple[str, str]] = set()
 
     @property
@@ -230,6 +246,7 @@ class TurnJudge:
                     validated_at,
                     self._redactor,
                     judged.verifications,
+                    self._skew_bound,
                 )
                 snapshots, evidence = judged_evidence_rows(judged.assembled, self._redactor)
             except Exception:  # one turn that cannot be shaped never costs its neighbours
@@ -245,6 +262,7 @@ class TurnJudge:
                 result.requests.append(judged.request)
             if count_verdicts:
                 counts.extend(self._verdict_counts(judged))
+                counts.extend(self._skew_counts(judged.assembled))
         counts.extend(drop_count(reason, amount) for reason, amount in judgement.drops.items())
         counts.extend(self._without_turn_counts(judgement.without_turn))
         result.counts.extend(_merged(counts))
@@ -259,6 +277,14 @@ class TurnJudge:
             Count("factledger_turns_validated_total", 1, labels),
             *(Count("factledger_findings_total", 1, (kind,)) for kind in findings),
         ]
+
+    def _skew_counts(self, assembled: AssembledTurn) -> list[Count]:
+        """A turn counted at its receive time, for a clock beyond the bound: by service,
+        so that the sender whose clock is off can be found."""
+        if not turn_times(assembled, self._skew_bound).skewed:
+            return []
+        service = self._bounded_label(self._service_labels, self._stored_text(assembled.service))
+        return [Count("factledger_clock_skewed_turns_total", 1, (("service", service),))]
 
     def _without_turn_counts(self, new: Mapping[tuple[str, str], int]) -> list[Count]:
         counts: list[Count] = []
@@ -282,11 +308,16 @@ class TurnJudge:
         return self._redactor.text(text) if self._redactor else text
 
     def _model_label(self, model: str) -> str:
-        """Model names come from clients: bound the label set a Prometheus scrape sees."""
-        label = (model or "unknown")[:_MAX_LABEL_CHARS]
-        if label in self._model_labels:
+        return self._bounded_label(self._model_labels, model)
+
+    @staticmethod
+    def _bounded_label(seen: set[str], text: str) -> str:
+        """Model and service names come from clients: bound the label set a Prometheus
+        scrape sees."""
+        label = (text or "unknown")[:_MAX_LABEL_CHARS]
+        if label in seen:
             return label
-        if len(self._model_labels) >= _MAX_MODEL_LABELS:
+        if len(seen) >= _MAX_MODEL_LABELS:
             return "other"
-        self._model_labels.add(label)
+        seen.add(label)
         return label

@@ -82,7 +82,8 @@ TURN_IDS_PER_QUERY = 1_000
 TURN_SUMMARY = """
     TurnId, TraceId, ConversationId, ServiceName, AgentName, Model,
     toUnixTimestamp64Milli(StartedAt) AS started_ms, toUnixTimestamp64Milli(EndedAt) AS ended_ms,
-    Verdict, Kinds, ReplyPreview, Version
+    Verdict, Kinds, ReplyPreview, Version, ClockSkewSeconds,
+    toUnixTimestamp64Milli(AgentStartedAt) AS agent_started_ms
 """
 
 
@@ -101,6 +102,8 @@ def turn_summary(row: Mapping[str, Any]) -> dict[str, Any]:
         "kinds": list(row["Kinds"]),
         "reply_preview": row["ReplyPreview"],
         "version": int(row["Version"]),
+        # Only a turn counted at its receive time has one (collector/judge/clock_skew.py).
+        "clock_skew_seconds": float(row["ClockSkewSeconds"]) or None,
     }
 
 

@@ -152,6 +152,7 @@ class TurnQueries(Connection):
         )[0]
         turn = turn_summary(latest)
         turn.update(
+            agent_started_at=from_epoch_ms(latest["agent_started_ms"]),
             provider=latest["Provider"],
             validated_at=from_epoch_ms(latest["validated_ms"]),
             user_message=latest["UserMessage"],
@@ -205,13 +206,16 @@ class TurnQueries(Connection):
         span_ids = list(turn["SpanIds"])
         if not span_ids:
             return []
+        # The spans keep the agent's own times, which a skewed clock's turn does not.
+        own_started = int(turn["agent_started_ms"])
+        own_ended = own_started + int(turn["ended_ms"]) - int(turn["started_ms"])
         rows = self._query(
             SPANS_BY_ID,
             {
                 "tenant": tenant,
                 "span_ids": span_ids,
-                "started_ms": turn["started_ms"],
-                "ended_ms": turn["ended_ms"],
+                "started_ms": own_started,
+                "ended_ms": own_ended,
             },
         )
         return [span_view(unaliased_span(row)) for row in rows]

@@ -121,7 +121,13 @@ _TraceKey: TypeAlias = tuple[str, str]  # (tenant, trace id)
 @dataclass(frozen=True, init=False)
 class AssembledTurn:
     """A turn ready to be judged. `version` is 1 for the first verdict and counts up each
-    time late spans change the turn. `span_ids` are the turn's spans, sorted."""
+    time late spans change the turn. `span_ids` are the turn's spans, sorted.
+
+    Times are the agent's own (`started_at_ns`, `ended_at_ns`), except `received_at_ns`,
+    the latest time one of the turn's spans was received by the service's clock (0 when
+    none says), and `receive_lags_ns`: for each span with both, its receive time minus
+    its own end, sorted. A correct clock's lags are the export delay; a skewed clock
+    shifts them all (see `collector.judge.clock_skew`)."""
 
     turn: Turn
     version: int
@@ -130,6 +136,8 @@ class AssembledTurn:
     ended_at_ns: int
     tenant: str
     service: str
+    received_at_ns: int
+    receive_lags_ns: tuple[int, ...]
 
     # Spelled out so that mypyc compiles it (see processors/normalize/base.py).
     def __init__(
@@ -141,6 +149,8 @@ class AssembledTurn:
         ended_at_ns: int,
         tenant: str,
         service: str,
+        received_at_ns: int = 0,
+        receive_lags_ns: tuple[int, ...] = (),
     ) -> None:
         object.__setattr__(self, "turn", turn)
         object.__setattr__(self, "version", version)
@@ -149,11 +159,14 @@ class AssembledTurn:
         object.__setattr__(self, "ended_at_ns", ended_at_ns)
         object.__setattr__(self, "tenant", tenant)
         object.__setattr__(self, "service", service)
+        object.__setattr__(self, "received_at_ns", received_at_ns)
+        object.__setattr__(self, "receive_lags_ns", receive_lags_ns)
 
     def __reduce__(self) -> tuple[type[AssembledTurn], tuple[Any, ...]]:
         # Pickled between the judge worker and the verification stage (see PriorVerdict).
         fields = (self.turn, self.version, self.span_ids, self.started_at_ns, self.ended_at_ns)
-        return (AssembledTurn, (*fields, self.tenant, self.service))
+        received = (self.received_at_ns, self.receive_lags_ns)
+        return (AssembledTurn, (*fields, self.tenant, self.service, *received))
 
     def at_version(self, version: int) -> AssembledTurn:
         """The same turn under another verdict version (a verified one)."""
@@ -165,6 +178,8 @@ class AssembledTurn:
             self.ended_at_ns,
             self.tenant,
             self.service,
+            self.received_at_ns,
+            self.receive_lags_ns,
         )
 
 
@@ -197,6 +212,7 @@ class _Member:
         "logs",
         "parent_span_id",
         "raw",
+        "received_ns",
         "service",
         "span_id",
         "start_ns",
@@ -215,6 +231,7 @@ class _Member:
         service: str,
         raw: SpanRecord | None = None,
         logs: tuple[_HeldLog, ...] = (),
+        received_ns: int = 0,
     ) -> None:
         self.trace_id = trace_id
         self.span_id = span_id
@@ -227,6 +244,8 @@ class _Member:
         """The span as received, to be read again when a log event joins it."""
         self.logs = logs
         """Log events folded into the span, with the ids of the log spans that carried them."""
+        self.received_ns = received_ns
+        """When the service received the span (its clock); 0 when not known."""
 
 
 class _Group:
@@ -677,6 +696,7 @@ class TurnAssembler:
             service=span.service_name,
             raw=span,
             logs=logs,
+            received_ns=span.received_at_unix_nano,
         )
 
     # --- completion --------------------------------------------------------------------
@@ -734,6 +754,11 @@ class TurnAssembler:
         version = 1 if previous is None else previous[0] + 1
         self._keep_version(turn.turn_id, version, span_ids)
         starts = [m.start_ns for m in members if m.start_ns]
+        lags = sorted(
+            m.received_ns - (m.end_ns or m.start_ns)
+            for m in members
+            if m.received_ns and (m.end_ns or m.start_ns)
+        )
         return AssembledTurn(
             turn=turn,
             version=version,
@@ -742,6 +767,8 @@ class TurnAssembler:
             ended_at_ns=max((m.end_ns for m in members), default=0),
             tenant=turn.tenant,
             service=turn.service,
+            received_at_ns=max((m.received_ns for m in members), default=0),
+            receive_lags_ns=tuple(lags),
         )
 
     def _keep_version(self, turn_id: str, version: int, span_ids: frozenset[str]) -> None:
