@@ -567,6 +567,17 @@ def coder_confabulated_tests(run: AgentRun, rng: Random) -> None:
     )
 
 
+def coder_confabulated_helpers(run: AgentRun, rng: Random) -> None:
+    # Names no tool of the turn showed and no listing settles: only a repository could,
+    # so the suspicion stays for a human (the Verify page) unless git is configured.
+    run.user("What does the app's registry module provide?")
+    run.step(None, ("read_file", {"path": "README.md"}))
+    run.reply(
+        "The registry module provides `build_registry(cfg)`, `register_github_tools(registry)` "
+        "and `load_plugin_manifest(path)`; each is covered by the existing tests."
+    )
+
+
 def coder_mirror_drift(run: AgentRun, rng: Random) -> None:
     run.user("Is retry_with_backoff defined in src/app/retry.py?")
     run.step(None, ("read_file", {"path": "src/app/retry.py"}))
@@ -729,6 +740,9 @@ SCENARIOS = (
     Scenario("summary", "coder", coder_summary_without_action, Kind.SUMMARY_WITHOUT_ACTION),
     Scenario("no_content", "coder", coder_missing_arguments, Kind.MISSING_TOOL_ARGUMENTS),
     Scenario("cache_tests", "coder", coder_confabulated_tests, Kind.CONFABULATED_IDENTIFIER_SET),
+    Scenario(
+        "registry_helpers", "coder", coder_confabulated_helpers, Kind.CONFABULATED_IDENTIFIER_SET
+    ),
     Scenario("not_defined", "coder", coder_mirror_drift, Kind.NEGATED_EXISTING_IDENTIFIER),
     Scenario("ticket", "support", support_ticket),
     Scenario("ticket_status", "support", support_ticket_status),

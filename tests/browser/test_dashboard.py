@@ -5,13 +5,16 @@ screenshot of its page."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from factledger.replay import replay
 from factledger.service_process import ServiceProcess
 from tests.browser.conftest import DEMO_TURNS, settled
 
@@ -89,13 +92,65 @@ def test_turn_page_marks_the_invented_identifier_beside_the_tool_results(
     screenshot("turn")
 
 
+# A class-5 suspicion no source of this service can settle: names of a module no tool
+# listed or read (the demo's own listings settle its other class-5 turns as rejects).
+UNSETTLED_CLASS5 = {
+    "id": "unread-module-helpers",
+    "transcript": {
+        "model": "gpt-4o",
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "read_file",
+                    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                },
+            }
+        ],
+        "messages": [
+            {"role": "user", "content": "What does the app's registry module provide?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path": "README.md"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "# acme-app\n\nA service."},
+            {
+                "role": "assistant",
+                "content": "The registry module provides `build_registry(cfg)`, "
+                "`register_github_tools(registry)` and `load_plugin_manifest(path)`; each "
+                "is covered by the existing tests.",
+            },
+        ],
+    },
+    "expected": {"verdict": "flag", "kinds": ["confabulated_identifier_set"], "allow": []},
+}
+
+
+def _class5_first(service: ServiceProcess, tmp_path: Path) -> dict[str, Any]:
+    """The first item of the queue once the unsettled class-5 turn is in it."""
+    cases = tmp_path / "class5.jsonl"
+    cases.write_text(json.dumps(UNSETTLED_CLASS5) + "\n")
+    assert replay(cases, service.url, progress=False).failed == 0
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        queue = api(service, "/review-queue")["turns"]
+        if queue and queue[0]["has_class5"]:
+            return queue[0]
+        time.sleep(0.3)
+    raise AssertionError(f"no class-5 suspicion first in the queue: {queue[:3]}")
+
+
 def test_labelling_a_queue_item_stores_the_review_and_takes_it_out(
-    page, dashboard, seeded, screenshot
+    page, dashboard, seeded, screenshot, tmp_path
 ):
-    queue = api(seeded, "/review-queue")["turns"]
-    assert queue, "the demo traffic left nothing to verify"
-    first = queue[0]
-    assert first["has_class5"], "class-5 suspicions come first"
+    first = _class5_first(seeded, tmp_path)  # class-5 suspicions come first
     open_page(page, f"{dashboard}/verify")
     item = page.locator(f".st-key-queue_{first['turn_id']}")
     expect(item.locator("mark").first).to_be_visible()
@@ -105,7 +160,7 @@ def test_labelling_a_queue_item_stores_the_review_and_takes_it_out(
 
     page.get_by_label("Your name (stored with your labels)").fill("browser-test")
     note = item.get_by_label("Note (optional)")
-    note.fill("the listed test files do not exist")  # no Enter: the click commits it
+    note.fill("the named functions do not exist")  # no Enter: the click commits it
     item.get_by_role("button", name="Hallucination", exact=True).click()
 
     expect(page.locator(f".st-key-queue_{first['turn_id']}")).to_have_count(0)
@@ -115,7 +170,7 @@ def test_labelling_a_queue_item_stores_the_review_and_takes_it_out(
         reviews = api(seeded, f"/turns/{first['turn_id']}")["reviews"]
         time.sleep(0.2)
     assert [(r["label"], r["note"], r["reviewer"]) for r in reviews] == [
-        ("hallucination", "the listed test files do not exist", "browser-test")
+        ("hallucination", "the named functions do not exist", "browser-test")
     ]
     assert first["turn_id"] not in {t["turn_id"] for t in api(seeded, "/review-queue")["turns"]}
     expect(page.get_by_role("heading", name="Precision per finding kind")).to_be_visible()

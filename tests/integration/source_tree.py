@@ -4,11 +4,21 @@ package sources, without caches or a compiled build."""
 from __future__ import annotations
 
 import shutil
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
-PACKAGE_SOURCES = ("factledger", "processors", "collector", "dashboard", "schemas", "tools")
+
+
+def _package_folders() -> tuple[str, ...]:
+    """The top-level folders pyproject.toml maps packages from, and tools/ (the build)."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    folders = pyproject["tool"]["setuptools"]["package-dir"].values()
+    return (*dict.fromkeys(path.split("/")[0] for path in folders), "tools")
+
+
+PACKAGE_SOURCES = _package_folders()
 
 
 def copy_sources(destination: Path) -> Path:

@@ -1,5 +1,7 @@
 """`factledger replay` of the labelled corpus through a real service: for every record the
-stored verdict and finding kinds equal what `factledger eval` computes offline."""
+stored verdict and finding kinds equal what `factledger eval` computes offline. The
+validators' verdicts: verification (which would settle some suspicions at the turn's own
+listings, as a later version) is switched off."""
 
 from __future__ import annotations
 
@@ -34,7 +36,9 @@ def test_replayed_corpus_gets_the_offline_verdicts(tmp_path: Path) -> None:
     runner = default_runner()
     offline = {c.id: evaluate_case(c, runner) for c in cases}
 
-    with ServiceProcess(tmp_path / "data") as service:
+    settings = tmp_path / "settings.toml"
+    settings.write_text("[verification]\nenabled = false\n")
+    with ServiceProcess(tmp_path / "data", args=["--config", str(settings)]) as service:
         report = replay(corpus, service.url, progress=False)
         assert report.failed == 0 and report.skipped == 0
         assert report.records == len(cases)

@@ -6,8 +6,8 @@ The agent lists `tests/` and reads `src/app.py`, then names files, functions and
 some real and some invented. The first verdict is the validators'; the verified version
 that follows has what the sources settled applied: the invented files the listing does not
 show and the invented function git does not have are rejects, the real names are
-withdrawn, an invented short SHA becomes a `fabricated_identifier` reject and a real one
-stays unmentioned. A source that never answers leaves the first verdict standing.
+withdrawn, and of the two short SHAs (commits by their sentence, so the identifier check
+rejects both) the invented one stays a reject and the real one is withdrawn. A source that never answers leaves the first verdict standing.
 """
 
 from __future__ import annotations
@@ -287,7 +287,8 @@ def test_the_verified_version_applies_the_trace_and_git(
         assert before[full] == ("fabricated_identifier", "reject")
         for name in ("tests/test_registry_cache.py", "src/settings.py", "test_build"):
             assert before[name] == ("confabulated_identifier_set", "flag")
-        assert invented not in before and short not in before
+        # "commit" in their sentence makes both short SHAs commits: checked like a full one.
+        assert before[invented] == before[short] == ("fabricated_identifier", "reject")
         assert first["verifications"] == []
     validated = verified["versions"][0]
     assert validated["verdict"] == "reject"

@@ -116,6 +116,9 @@ class Turn:
     """Agents that speak in the turn's conversation, when the source names them (a group
     chat's members, the `name` of chat messages): empty when unknown or when the agent
     talks with the user alone. Agents the turn only called as tools are not among them."""
+    speakers: tuple[str, ...] = ()
+    """Every name the conversation's messages carry (a group chat's members, the agents a
+    lead also calls as tools): who is on the team, whether or not it speaks in this turn."""
 
     # Derived views, computed once per turn and shared by every validator.
     # cached_property stores into __dict__ directly, so it works on a frozen dataclass.

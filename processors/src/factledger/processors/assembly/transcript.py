@@ -50,6 +50,7 @@ def turn_from_transcript(
         conversation_id=read.conversation_id,
         agent=read.agent,
         participants=read.participants,
+        speakers=read.speakers,
     )
 
 
@@ -69,6 +70,7 @@ class TranscriptTurn:
         "model",
         "participants",
         "reply",
+        "speakers",
         "steps",
         "system_prompt",
         "tool_calls",
@@ -94,6 +96,7 @@ class TranscriptTurn:
         conversation_id: str,
         agent: str,
         participants: tuple[str, ...],
+        speakers: tuple[str, ...],
     ) -> None:
         self.reply = reply
         self.user_message = user_message
@@ -109,6 +112,7 @@ class TranscriptTurn:
         self.conversation_id = conversation_id
         self.agent = agent
         self.participants = participants
+        self.speakers = speakers
 
 
 def read_transcript(
@@ -175,6 +179,9 @@ def read_transcript(
         conversation_id=conversation_id,
         agent=reply.name,
         participants=_participants(messages),
+        speakers=tuple(
+            dict.fromkeys(m.name for m in messages if m.name and m.role in ("user", "assistant"))
+        ),
     )
 
 

@@ -377,6 +377,7 @@ def build_turn(spans: TurnSpans) -> Turn:
         or _first(s.agent_name for s in reversed(ordered))
         or read.agent
     )
+    named = _named_speakers(messages)
     return Turn(
         reply=read.reply,
         user_message=read.user_message,
@@ -398,10 +399,11 @@ def build_turn(spans: TurnSpans) -> Turn:
         agent=agent_name,
         participants=participants(
             agent_name,
-            named=_named_speakers(messages),
+            named=named,
             ran_beside=_agents_beside(agent, spans),
             calls=(*calls, *read.history_tool_calls),
         ),
+        speakers=tuple(dict.fromkeys(named)),
     )
 
 

@@ -365,10 +365,11 @@ _HANDING_OVER = frozenset(
 
 def _delegated(claim: Claim, turn: Turn) -> bool:
     """The claim says work was handed over, and the turn called another agent: an agent
-    offered as a tool (`call_kind` "delegation") or a member of the conversation."""
+    offered as a tool (`call_kind` "delegation") or a member of the conversation (one that
+    speaks in it, or any name its messages carry: a member the lead calls as a tool)."""
     if claim.phrase.lower().split()[0] not in _HANDING_OVER:
         return False
-    members = set(turn.participants) - {turn.agent}
+    members = {*turn.participants, *turn.speakers} - {turn.agent}
     return any(
         c.name in members or call_kind(c, turn.tools) == "delegation" for c in turn.executed_calls
     )
