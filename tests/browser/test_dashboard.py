@@ -140,7 +140,7 @@ def _class5_first(service: ServiceProcess, tmp_path: Path) -> dict[str, Any]:
     assert replay(cases, service.url, progress=False).failed == 0
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        queue = api(service, "/review-queue")["turns"]
+        queue: list[dict[str, Any]] = api(service, "/review-queue")["turns"]
         if queue and queue[0]["has_class5"]:
             return queue[0]
         time.sleep(0.3)

@@ -7,7 +7,8 @@ some real and some invented. The first verdict is the validators'; the verified 
 that follows has what the sources settled applied: the invented files the listing does not
 show and the invented function git does not have are rejects, the real names are
 withdrawn, and of the two short SHAs (commits by their sentence, so the identifier check
-rejects both) the invented one stays a reject and the real one is withdrawn. A source that never answers leaves the first verdict standing.
+rejects both) the invented one stays a reject and the real one is withdrawn. A source
+that never answers leaves the first verdict standing.
 """
 
 from __future__ import annotations
