@@ -11,23 +11,19 @@ judged, version 2 settled by the sources' answers.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import uvicorn
 from playwright.sync_api import Page, expect
 
-from factledger.collector.app import create_app
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig
 from factledger.processors.kinds import Kind
 from factledger.processors.model import Finding, TextRange
-from factledger.service_process import free_port
 from tests.browser.conftest import _dashboard, settled
+from tests.integration.app_server import served_app
 from tests.integration.verified_turns import (
     CONFIRMED,
     REFUTED,
@@ -106,21 +102,10 @@ def verified_api(chdb_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     _write(store)
     data_dir = tmp_path_factory.mktemp("verified-service")
     settings = ServiceSettings(data_dir=data_dir, grace_seconds=0.2, max_wait_seconds=5)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, store=store), port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the app did not start"
-        time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}"
+        with served_app(settings, store) as url:
+            yield url
     finally:
-        server.should_exit = True
-        thread.join(30)
         store.close()
 
 

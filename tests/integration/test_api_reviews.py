@@ -5,7 +5,6 @@ previous label), and the labels exported as eval cases that `factledger eval` re
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from factledger.cli import main
@@ -25,6 +23,7 @@ from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
 from factledger.reviews_cli import fetch_export
 from factledger.service_process import free_port
+from tests.integration.app_server import served_app
 from tests.integration.otlp_turns import turn_request
 
 JSON = {"Content-Type": "application/json"}
@@ -174,21 +173,8 @@ def test_exported_labels_are_eval_cases(client: TestClient, tmp_path: Path) -> N
 def served(store: Store, tmp_path: Path) -> Iterator[str]:
     """The service on a loopback port, for the CLI."""
     settings = ServiceSettings(data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, store=store), port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "service did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    with served_app(settings, store) as url:
+        yield url
 
 
 def test_reviews_export_command_writes_what_eval_reads(

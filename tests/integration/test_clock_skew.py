@@ -7,7 +7,6 @@ over HTTP, the alert rules evaluated over the store."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -16,16 +15,14 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from factledger.collector import rows
 from factledger.collector.alerts.loop import check_rules
 from factledger.collector.alerts.rules import load_alert_config
-from factledger.collector.app import create_app
 from factledger.collector.otlp import decode_request
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
-from factledger.service_process import free_port
+from tests.integration.app_server import served_app
 from tests.integration.otlp_turns import turn_request
 
 JSON = {"Content-Type": "application/json"}
@@ -71,21 +68,8 @@ def served(store: Store, tmp_path: Path) -> Iterator[str]:
         max_wait_seconds=5,
         alert_interval_seconds=3600,
     )
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, store=store), port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "service did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    with served_app(settings, store) as url:
+        yield url
 
 
 def wait_for(url: str, count: int, *, version: int = 1) -> dict[str, dict[str, Any]]:
