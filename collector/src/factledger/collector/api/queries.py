@@ -76,7 +76,12 @@ def _time_or_forms(value: Any, parse: ValidatorFunctionWrapHandler) -> datetime:
 
 
 def _as_utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first datetime in UTC
+        raise PydanticCustomError(
+            "datetime_range", "not a time in UTC's range: {input}", {"input": str(value)}
+        ) from None
 
 
 QueryTime = Annotated[datetime, WrapValidator(_time_or_forms), AfterValidator(_as_utc)]
@@ -231,7 +236,7 @@ def review_precision(request: Request, tenant: ReadTenant) -> ReviewPrecision:
     return ReviewPrecision.model_validate(service_of(request).store.review_precision(tenant))
 
 
-@router.post("/turns/{turn_id}/reviews", status_code=201, responses=error_responses(403, 404))
+@router.post("/turns/{turn_id}/reviews", status_code=201, responses=error_responses(400, 403, 404))
 def add_review(
     request: Request, caller: ReviewTenant, turn_id: str, review: ReviewIn
 ) -> ReviewCreated:

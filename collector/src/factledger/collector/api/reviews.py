@@ -45,7 +45,7 @@ NEXT_OFFSET = "X-Next-Offset"
 class LabelIn(BaseModel):
     """One human label for one or several turns (a group of near-duplicates)."""
 
-    turn_ids: list[str] = Field(min_length=1, max_length=MAX_TURNS_PER_LABEL)
+    turn_ids: list[StoredText] = Field(min_length=1, max_length=MAX_TURNS_PER_LABEL)
     label: rows.ReviewLabel
     note: StoredText = Field(default="", max_length=10_000)
     reviewer: StoredText = Field(default="", max_length=200)
@@ -190,7 +190,7 @@ def review_queue_groups(
     "/reviews",
     status_code=201,
     response_model=LabelsCreated,
-    responses=error_responses(403, 404),
+    responses=error_responses(400, 403, 404),
 )
 def add_reviews(request: Request, caller: ReviewTenant, body: LabelIn) -> dict[str, Any]:
     """Store one label for every turn named (one review each, same note and reviewer);
