@@ -503,6 +503,7 @@ def test_list_turns_row_shape(store: Store) -> None:
         "reply_preview": "reply of t1",
         "version": 1,
         "why": "fabricated_identifier seen",
+        "clock_skew_seconds": None,
     }
 
 
