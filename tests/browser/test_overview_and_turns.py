@@ -320,6 +320,9 @@ def test_turns_table_pages_past_the_first_page(
         page.get_by_text(f"{every:,} turns match; showing {first_shown}–{every}")
     ).to_be_visible()
     settled(page)
+    # The grid of the page before may still be on screen: wait for the last page's rows.
+    rows = page.locator('[data-testid="stDataFrame"] table tbody tr')
+    expect(rows).to_have_count(every - first_shown + 1)
     expected = api(seeded, "/turns", limit=1, offset=first_shown - 1)["turns"][0]
     assert api(seeded, "/turns", limit=1)["total"] == every, "turns arrived meanwhile"
     times = grid_cells(page, header_index(page, "time (UTC)"))
