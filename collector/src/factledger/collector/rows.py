@@ -77,6 +77,7 @@ TURN_COLUMNS: tuple[str, ...] = (
     "SpanIds",
     "Validators",
     "ReplyPreview",
+    "ParentTurnId",
 )
 
 FINDING_COLUMNS: tuple[str, ...] = (
@@ -404,8 +405,10 @@ def turn_row(
     ended_at: datetime,
     validated_at: datetime,
     span_ids: Sequence[str],
+    parent_turn_id: str = "",
 ) -> list[Any]:
     """The `turns` row of one verdict version of a turn, in TURN_COLUMNS order.
+    `parent_turn_id` names the turn it is nested in ("" for a turn of its own).
 
     Tenant, ids, service, agent, model and provider come from the turn. `MaxScore` is the
     highest class-5 score (0 when none), `HasClass5` whether any class-5 finding exists.
@@ -436,6 +439,7 @@ def turn_row(
         list(span_ids),
         list(verdict.validators),
         turn.reply[:REPLY_PREVIEW_CHARS],
+        parent_turn_id,
     ]
 
 

@@ -112,6 +112,7 @@ def judged_rows(
         ended_at=_datetime(assembled.ended_at_ns),
         validated_at=validated_at,
         span_ids=assembled.span_ids,
+        parent_turn_id=assembled.parent_turn_id,
     )
     finding_rows = rows.finding_rows(turn, verdict, version=assembled.version, started_at=started)
     if redactor:
