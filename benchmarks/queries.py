@@ -299,6 +299,7 @@ class Generator:
                 "SpanIds": span_ids,
                 "Validators": VALIDATORS,
                 "ReplyPreview": reply[:REPLY_PREVIEW_CHARS],
+                "ParentTurnId": "",
             }
             batch.turns.append(tuple(row[c] for c in TURN_COLUMNS))
             for idx, (kind, score) in enumerate(found):

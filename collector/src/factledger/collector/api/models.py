@@ -318,6 +318,15 @@ class Snapshot(SnapshotRef):
     content: str
 
 
+class NestedTurn(ApiModel):
+    """A sub-agent's turn inside another turn, as its parent lists it."""
+
+    turn_id: str
+    agent: str
+    verdict: Outcome
+    kinds: list[Kind]
+
+
 class TurnDetail(TurnSummary):
     """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
 
@@ -353,15 +362,6 @@ class TurnDetail(TurnSummary):
         description="the sub-agents' turns nested in this one, with their own verdicts;"
         " this turn's verdict is its own, not changed by theirs",
     )
-
-
-class NestedTurn(ApiModel):
-    """A sub-agent's turn inside another turn, as its parent lists it."""
-
-    turn_id: str
-    agent: str
-    verdict: Outcome
-    kinds: list[Kind]
 
 
 # --- statistics ---------------------------------------------------------------------------
