@@ -10,6 +10,12 @@ alone (judged at the maximum wait, or once its agent span ended: a step limit, a
 hand-off) has no reply and is judged with an empty one, its calls still checked, never
 with an earlier step's text (`turn_builder.final_step`).
 
+An agent span below a turn's root that made model calls of its own, none of them in the
+enclosing turn's conversation, is a delegation judged as a turn of its own as well, nested
+in the enclosing one (`processors.assembly.delegations`): its subtree, its own id
+(`delegations.nested_turn_id`) and versions, and `AssembledTurn.parent_turn_id`. The
+enclosing turn is built exactly as without it.
+
 Agents whose every LLM call is its own trace (common with OpenInference) are joined up,
 on evidence only (`processors.assembly.joins`): a call joins an earlier call's group when its
 input carries the earlier call's input and its own output (text or tool calls), with no
