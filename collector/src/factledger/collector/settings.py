@@ -26,7 +26,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
 | FACTLEDGER_QUEUE_SPANS | 50000 | spans held, not stored or judged (503 over; 413 a request over) |
 | FACTLEDGER_QUEUE_BYTES | 67108864 | request bytes behind the spans held (503 over) |
-| FACTLEDGER_WAL_SEGMENT_SECONDS | 10 | raw requests leave the write-ahead log this long after arrival, once stored |
+| FACTLEDGER_WAL_SEGMENT_SECONDS | 10 | raw requests stay in the write-ahead log about this long |
 | FACTLEDGER_JUDGE_WORKERS | 1 | judge worker processes; a conversation's spans meet in one |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
 | FACTLEDGER_CONFIG | (none) | settings TOML: [validation], [verification] (docs/verification.md) |
