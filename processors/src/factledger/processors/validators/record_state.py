@@ -74,20 +74,21 @@ class RecordStateValidator:
     def __call__(self, turn: Turn) -> Sequence[Finding]:
         if not turn.tool_results_text:
             return ()
-        words = list(_STATE_WORD.finditer(turn.reply_lower))[:_MAX_WORDS]
-        if not words:
-            return ()
+        attributed = []
+        for word in list(_STATE_WORD.finditer(turn.reply_lower))[:_MAX_WORDS]:
+            sentence = sentence_around(turn.reply, word.start())
+            if _attributed(turn.reply_lower, sentence, word):
+                attributed.append((word, sentence))
+        if not attributed:
+            return ()  # before the records are read: most replies attribute no state
         events = object_events(turn)
         if not events:
             return ()
         mentions = _id_mentions(turn.reply_lower, events)
         out: list[Finding] = []
-        for word in words:
+        for word, sentence in attributed:
             if len(out) >= MAX_FINDINGS_PER_VALIDATOR:
                 break
-            sentence = sentence_around(turn.reply, word.start())
-            if not _attributed(turn.reply_lower, sentence, word):
-                continue
             claimed = REPLY_STATE_WORDS[word.group()]
             object_id = _object_of(turn.reply_lower, sentence, word, mentions, events)
             if object_id is None:
@@ -139,12 +140,28 @@ def _id_mentions(lower: str, events: dict[str, list[ObjectEvent]]) -> list[tuple
     a number only after `#` (a bare number is more often a price or a count)."""
     found: list[tuple[int, str]] = []
     for object_id in events:
-        if object_id.isdigit():
-            pattern = rf"#\s?{object_id}(?!\w)"
-        else:
-            pattern = rf"(?<![\w-]){re.escape(object_id)}(?![\w-])"
-        found.extend((m.start(), object_id) for m in re.finditer(pattern, lower))
+        # A plain search per id: a pattern built from each turn's ids would be compiled
+        # anew for every turn (the ids never repeat), which cost more than all the rest.
+        at = lower.find(object_id)
+        while at != -1:
+            end = at + len(object_id)
+            if not _word_char(lower, end, extra="" if object_id.isdigit() else "-"):
+                if object_id.isdigit():
+                    hash_at = at - 2 if at >= 2 and lower[at - 1].isspace() else at - 1
+                    if hash_at >= 0 and lower[hash_at] == "#":
+                        found.append((hash_at, object_id))
+                elif not _word_char(lower, at - 1, extra="-"):
+                    found.append((at, object_id))
+            at = lower.find(object_id, at + 1)
     return sorted(found)
+
+
+def _word_char(text: str, index: int, *, extra: str) -> bool:
+    """`text[index]` exists and is a word character (or one of `extra`)."""
+    if index < 0 or index >= len(text):
+        return False
+    char = text[index]
+    return char.isalnum() or char == "_" or char in extra
 
 
 def _object_of(
