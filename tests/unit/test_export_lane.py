@@ -71,9 +71,7 @@ def record(turn_id: str, version: int = 1) -> VerdictRecord:
 
 
 def append(lane: Lane, clock: FakeClock, *turn_ids: str) -> list[bool]:
-    return [
-        lane.append(record(t), codec.encode(record(t), clock.now), clock.now) for t in turn_ids
-    ]
+    return [lane.append(record(t), codec.encode(record(t), clock.now), clock.now) for t in turn_ids]
 
 
 def lane_of(

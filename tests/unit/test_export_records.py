@@ -48,9 +48,7 @@ def _judged(reply: str = REPLY, redactor: Redactor | None = None) -> tuple[Judge
 
 def test_a_judged_turn_makes_one_record_keyed_to_its_reply_span() -> None:
     judged, ids = _judged()
-    (record,) = verdict_records(
-        judged.turn_rows, judged.finding_rows, judged.replies, DASHBOARD
-    )
+    (record,) = verdict_records(judged.turn_rows, judged.finding_rows, judged.replies, DASHBOARD)
     assert (record.trace_id, record.span_id) == (f"{1:032x}", ids[3])  # the last chat span
     assert record.response_id == "resp_42"
     assert (record.version, record.cause, record.verdict) == (1, "judged", "reject")
@@ -106,4 +104,3 @@ def test_version_cause(version: int, settled: bool, cause: str) -> None:
 )
 def test_validator_class_is_the_leading_number(stored: str, number: int) -> None:
     assert validator_class(stored) == number
-

@@ -30,12 +30,12 @@ TARGET_MODULES: Mapping[str, str] = {
 Build = Callable[[Mapping[str, object]], ExportTarget]
 
 
-def builder(name: str) -> Build:
-    """The `build` of target `name`; ConfigError when its module or a package it needs
-    is not installed."""
-    module_name = TARGET_MODULES.get(name)
+def builder(name: str, modules: Mapping[str, str] = TARGET_MODULES) -> Build:
+    """The `build` of target `name` in `modules`; ConfigError when its module or a
+    package it needs is not installed."""
+    module_name = modules.get(name)
     if module_name is None:
-        raise ConfigError(f"export.{name}: unknown target (one of {', '.join(TARGET_MODULES)})")
+        raise ConfigError(f"export.{name}: unknown target (one of {', '.join(modules)})")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
