@@ -17,9 +17,9 @@ import pytest
 from factledger.collector.export.settings import ExportSettings
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
+from factledger.logs_sink import Event, LogsSink
 from factledger.service_process import ServiceProcess, free_port
 from tests.integration.app_server import served_app
-from tests.integration.otlp_logs_sink import Event, LogsSink
 from tests.integration.otlp_turns import turn_request
 from tests.integration.worker_process import wait_until
 

@@ -19,7 +19,7 @@ from factledger.collector.export.base import (
 )
 from factledger.collector.export.otel import build
 from factledger.collector.export.otel_events import EVENT_NAME, SCORES, evaluation_events
-from tests.integration.otlp_logs_sink import LogsSink
+from factledger.logs_sink import LogsSink
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN = "b7ad6b7169203331"

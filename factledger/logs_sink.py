@@ -1,6 +1,6 @@
-"""An OTLP/HTTP logs receiver on loopback for the export tests, free of the OTel SDK: it
-decodes each ExportLogsServiceRequest with opentelemetry-proto and keeps every log
-record as a flat `Event`. Its answers are scripted: a queue of (status, headers) served
+"""An OTLP/HTTP logs receiver on loopback for the export tests and benchmark, free of the
+OTel SDK: it decodes each ExportLogsServiceRequest with opentelemetry-proto and keeps
+every log record as a flat `Event`. Its answers are scripted: a queue of (status, headers) served
 in order, then `status` for every request after them.
 """
 
@@ -26,6 +26,9 @@ class Event:
     span_id: str
     attributes: dict[str, Any]
     service_name: str
+    time_unix_nano: int
+    received_at: float
+    """Wall seconds when the request holding it was answered."""
 
 
 def _value(value: AnyValue) -> Any:
@@ -37,7 +40,7 @@ def _value(value: AnyValue) -> Any:
     return getattr(value, kind) if kind else None
 
 
-def decode_events(body: bytes) -> list[Event]:
+def decode_events(body: bytes, received_at: float = 0.0) -> list[Event]:
     """Every log record of one OTLP/protobuf logs request body."""
     request = ExportLogsServiceRequest.FromString(body)
     events = []
@@ -52,6 +55,8 @@ def decode_events(body: bytes) -> list[Event]:
                         span_id=log_record.span_id.hex(),
                         attributes={kv.key: _value(kv.value) for kv in log_record.attributes},
                         service_name=str(resource.get("service.name", "")),
+                        time_unix_nano=log_record.time_unix_nano,
+                        received_at=received_at,
                     )
                 )
     return events
@@ -67,7 +72,6 @@ class LogsSink:
         self.script: deque[tuple[int, dict[str, str]]] = deque()
         self.events: list[Event] = []
         self.requests = 0
-        self.arrivals: list[float] = []
         self._lock = threading.Lock()
         sink = self
 
@@ -81,10 +85,9 @@ class LogsSink:
                 if delay:
                     time.sleep(delay)
                 if 200 <= status < 300:
-                    events = decode_events(body)
+                    events = decode_events(body, time.time())
                     with sink._lock:
                         sink.events.extend(events)
-                        sink.arrivals.extend(time.time() for _ in events)
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
