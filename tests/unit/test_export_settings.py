@@ -71,6 +71,7 @@ def test_a_bad_value_names_its_key_only(section: dict[str, Any], key: str) -> No
 @pytest.mark.parametrize(
     ("options", "key"),
     [
+        pytest.param({}, "endpoint", id="endpoint-missing"),
         pytest.param({"endpoint": 5}, "endpoint", id="endpoint-number"),
         pytest.param({"endpoint": "ftp://x"}, "endpoint", id="endpoint-scheme"),
         pytest.param({"headers": {"authorization": 1}}, "headers", id="header-number"),

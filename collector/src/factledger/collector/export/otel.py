@@ -15,10 +15,11 @@ Over grpc (the `opentelemetry-exporter-otlp-proto-grpc` package) every failure i
 retryable. The exporter retries a throttled or failing request itself within its timeout
 before it answers; the outbox's back-off comes after that.
 
-Options (`[export.otel]`): `endpoint` (default http://127.0.0.1:4318/v1/logs; for grpc
-127.0.0.1:4317), `protocol` (`http/protobuf` or `grpc`), `headers` (a table of header
-names to values: tokens go here), `timeout_seconds` (default 10), `insecure` (grpc only,
-default true for a plain `http://` or host:port endpoint).
+Options (`[export.otel]`): `endpoint` (required: the URL of the OTLP logs path, or for
+grpc host:port; there is no default, since 4318 on this host is FactLedger's own),
+`protocol` (`http/protobuf` or `grpc`), `headers` (a table of header names to values:
+tokens go here), `timeout_seconds` (default 10), `insecure` (grpc only, default true
+for a plain `http://` or host:port endpoint).
 """
 
 from __future__ import annotations
@@ -42,8 +43,6 @@ from factledger.collector.export.base import (
 )
 from factledger.collector.export.otel_events import evaluation_events
 
-DEFAULT_HTTP_ENDPOINT = "http://127.0.0.1:4318/v1/logs"
-DEFAULT_GRPC_ENDPOINT = "127.0.0.1:4317"
 _REFUSED = frozenset({400, 401, 403, 404, 413, 415})
 _OPTIONS = frozenset({"endpoint", "protocol", "headers", "timeout_seconds", "insecure"})
 _SCOPE = InstrumentationScope("factledger.export")
@@ -134,10 +133,9 @@ def build(options: Mapping[str, object]) -> ExportTarget:
         isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
     ):
         raise ValueError("headers: a table of header names to strings")
-    default = DEFAULT_GRPC_ENDPOINT if protocol == "grpc" else DEFAULT_HTTP_ENDPOINT
-    endpoint = options.get("endpoint", default)
+    endpoint = options.get("endpoint")
     if not isinstance(endpoint, str) or not endpoint:
-        raise ValueError("endpoint: a URL")
+        raise ValueError("endpoint: required, the URL of the OTLP logs endpoint")
     if protocol == "grpc":
         return _grpc(endpoint, dict(headers), float(timeout), options.get("insecure"))
     if not endpoint.startswith(("http://", "https://")):

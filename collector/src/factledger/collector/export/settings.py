@@ -12,7 +12,7 @@
 
     [export.otel]                   # one table per target (`export.targets` lists them)
     enabled = true
-    endpoint = "http://127.0.0.1:4318/v1/logs"   # any other key goes to the target
+    endpoint = "http://collector:4318/v1/logs"   # any other key goes to the target
 
 A bad value fails at start-up naming its key, never its value: a target's options hold
 tokens.
