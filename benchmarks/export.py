@@ -14,7 +14,8 @@ Two parts:
    OTLP/HTTP logs receiver on loopback (`factledger.logs_sink`, in this process). It
    prints the ingest figures side by side, the CPU seconds of the service's export
    thread per verdict, and the delivery lag of the verdict events: from the time the
-   verdict was stored (the event's timestamp) to its arrival at the receiver, p50/p99.
+   turn was judged (the event's timestamp; storing its rows comes after) to the event's
+   arrival at the receiver, p50/p99.
 
     python -m benchmarks.export [--verdicts N] [--repeat N] [--duration S] [--rate SPANS_PER_S]
                                 [--quick] [--cpu-only]
@@ -182,7 +183,7 @@ def export_threads(run: ingest.Run) -> float:
 
 
 def lags(events: Sequence[Event]) -> list[float]:
-    """Seconds from each verdict event's timestamp (the verdict stored) to its arrival."""
+    """Seconds from each verdict event's timestamp (the turn judged) to its arrival."""
     return sorted(
         max(0.0, e.received_at - e.time_unix_nano / 1e9)
         for e in events
@@ -228,7 +229,7 @@ def load_report(off: ingest.Run, on: ingest.Run, events: Sequence[Event]) -> lis
         out.append(f"{'export thread CPU per verdict':<44}{thread_cpu / verdicts * 1e6:>14,.0f} µs")
     if delivered:
         out.append(
-            f"{'delivery lag p50 (stored -> receiver)':<44}{statistics.median(delivered):>14.3f} s"
+            f"{'delivery lag p50 (judged -> receiver)':<44}{statistics.median(delivered):>14.3f} s"
         )
         out.append(f"{'delivery lag p99':<44}{ingest.percentile(delivered, 0.99):>14.3f} s")
     return out
