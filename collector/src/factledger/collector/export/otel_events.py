@@ -18,6 +18,8 @@ A later verdict version of the same turn is another set of events with a higher
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from opentelemetry._logs import LogRecord, SeverityNumber
 from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
@@ -51,7 +53,7 @@ def evaluation_events(record: VerdictRecord) -> list[LogRecord]:
         )
     ]
     for kind, findings in by_kind.items():
-        label = max((f.verdict for f in findings), key=_WORST.__getitem__)
+        label = _worst(f.verdict for f in findings)
         explanation = "\n".join(f.message for f in findings)
         extra: dict[str, AnyValue] = {
             "factledger.kind": kind,
@@ -61,6 +63,14 @@ def evaluation_events(record: VerdictRecord) -> list[LogRecord]:
         }
         events.append(_event(record, f"factledger.{kind}", label, explanation, extra))
     return events
+
+
+def _worst(verdicts: Iterable[Verdict]) -> Verdict:
+    worst: Verdict = "pass"
+    for verdict in verdicts:
+        if _WORST[verdict] > _WORST[worst]:
+            worst = verdict
+    return worst
 
 
 def _event(
