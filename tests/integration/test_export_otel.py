@@ -189,3 +189,29 @@ def test_records_pending_at_a_kill_9_are_delivered_after_the_restart(tmp_path: P
             assert traces == {f"{i:032x}" for i in (1, 2, 3)}
     finally:
         sink.close()
+
+
+def test_a_human_label_is_exported_as_a_verdict(
+    store: Store, tmp_path: Path, sink: LogsSink
+) -> None:
+    with served_app(_settings(tmp_path, sink.url), store) as url:
+        body, ids = _body(3)
+        _post(url, body)
+        sink.wait_for(2)
+        (turn,) = httpx.get(f"{url}/api/v1/turns").json()["turns"]
+        label = {"label": "not_hallucination", "reviewer": "ana"}
+        answer = httpx.post(f"{url}/api/v1/turns/{turn['turn_id']}/reviews", json=label)
+        assert answer.status_code == 201
+
+        def labelled() -> list[Event]:
+            return [
+                e
+                for e in _verdict_events(sink.received())
+                if e.attributes["factledger.cause"] == "labelled"
+            ]
+
+        wait_until(lambda: len(labelled()) == 1, 30, "the label's event")
+        (event,) = labelled()
+        assert (event.trace_id, event.span_id) == (f"{3:032x}", ids[3])
+        assert event.attributes["gen_ai.evaluation.score.label"] == "pass"
+        assert event.attributes["factledger.verdict_version"] == 1  # the version it judges

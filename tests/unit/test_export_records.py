@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from factledger.collector import otlp, rows
+from factledger.collector.export.labels import labelled_record, reply_step
 from factledger.collector.export.records import (
     validator_class,
     verdict_records,
@@ -104,3 +105,37 @@ def test_version_cause(version: int, settled: bool, cause: str) -> None:
 )
 def test_validator_class_is_the_leading_number(stored: str, number: int) -> None:
     assert validator_class(stored) == number
+
+
+def test_a_label_is_a_verdict_on_the_reply_span() -> None:
+    body, ids = turn_request(1, hallucinate=False, reply=REPLY)
+    spans = _with_response_id(list(otlp.decode_request(body, otlp.JSON).spans), ids[3])
+    reply = reply_step(spans, ids)
+    assert reply is not None and (reply.span_id, reply.response_id) == (ids[3], "resp_42")
+    assert reply_step(spans, ids[:2]) is not None  # only the turn's own spans count
+    assert reply_step(spans, ids[:2]).span_id == ids[1]  # type: ignore[union-attr]
+    turn = {
+        "turn_id": "t-1",
+        "trace_id": f"{1:032x}",
+        "version": 2,
+        "service": "shop",
+        "agent": "support",
+        "model": "gpt-4o",
+        "findings": [
+            {
+                "kind": "fabricated_identifier",
+                "class": "1",
+                "severity": "reject",
+                "message": "no such commit",
+                "token": SHA,
+            },
+        ],
+    }
+    record = labelled_record("default", turn, "hallucination", reply, DASHBOARD, 5)
+    assert record is not None
+    assert (record.cause, record.verdict, record.version) == ("labelled", "reject", 2)
+    assert (record.span_id, record.judged_at_ms) == (ids[3], 5)
+    assert [(f.kind, f.validator_class) for f in record.findings] == [("fabricated_identifier", 1)]
+    passed = labelled_record("default", turn, "not_hallucination", None, DASHBOARD, 5)
+    assert passed is not None and (passed.verdict, passed.span_id) == ("pass", "")
+    assert labelled_record("default", turn, "maybe", reply, DASHBOARD, 5) is None

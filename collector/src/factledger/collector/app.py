@@ -34,6 +34,7 @@ from factledger.collector.api.queries import router as api_router
 from factledger.collector.api.readers import operator_scope, read_scope
 from factledger.collector.api.reviews import router as reviews_router
 from factledger.collector.api.text_fields import validation_error
+from factledger.collector.export.labels import LabelExport
 from factledger.collector.export.outbox import Outbox
 from factledger.collector.export.targets import build_targets
 from factledger.collector.ingest.receiver import bodies_in_flight
@@ -97,6 +98,8 @@ def create_app(
         # Records left from before the restart go out while the log replays.
         outbox.start()
         app.state.outbox = outbox
+        if outbox.targets:
+            app.state.label_export = LabelExport(opened, outbox.append, exporting.dashboard_url)
         pipeline = Pipeline(
             opened,
             log_file,

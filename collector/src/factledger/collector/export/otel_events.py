@@ -13,7 +13,8 @@ is not known). Scores, higher is better:
 | reject | 0.0                             |
 
 A later verdict version of the same turn is another set of events with a higher
-`factledger.verdict_version`: a consumer keeps the highest per `factledger.turn_id`.
+`factledger.verdict_version`: a consumer keeps the highest per `factledger.turn_id` (and
+of one version the latest: a human label is sent under the version it judges).
 """
 
 from __future__ import annotations
