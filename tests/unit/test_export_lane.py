@@ -227,6 +227,18 @@ def test_an_unreadable_stored_record_is_counted(tmp_path: Path, clock: FakeClock
     assert metrics.value(DROPPED, target="fake", reason="unreadable") == 1
 
 
+def test_bytes_that_are_no_record_are_dropped_not_sent(tmp_path: Path, clock: FakeClock) -> None:
+    metrics, target = Metrics(), ScriptedTarget()
+    lane = lane_of(target, tmp_path / "fake", metrics, clock)
+    append(lane, clock, "a")
+    lane.append(record("b"), b"not a record", clock.now)
+    append(lane, clock, "c")
+    while lane.step() is not None:
+        pass
+    assert target.delivered == ["a", "c"]
+    assert metrics.value(DROPPED, target="fake", reason="unreadable") == 1
+
+
 def test_the_outbox_delivers_on_its_threads_to_every_target(tmp_path: Path) -> None:
     first, second = ScriptedTarget(name="one"), ScriptedTarget(TargetUnavailable("x"), name="two")
     metrics = Metrics()

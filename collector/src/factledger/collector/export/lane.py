@@ -62,10 +62,12 @@ class LaneLimits:
 
 @dataclass(frozen=True)
 class _Pending:
+    """A record waiting, kept encoded: the lane's memory is about `max_bytes`, whatever
+    a decoded record would weigh."""
+
     seq: int
     accepted_at: float
-    size: int
-    record: VerdictRecord
+    body: bytes
 
 
 class Lane:
@@ -105,8 +107,7 @@ class Lane:
                 self._drop(1, "unreadable")
                 last_unreadable = stored.seq
                 continue
-            record, accepted_at = decoded
-            self._pending.append(_Pending(stored.seq, accepted_at, len(stored.body), record))
+            self._pending.append(_Pending(stored.seq, decoded[1], stored.body))
             self._bytes += len(stored.body)
         if self._pending:
             log.info("export %s: %d records pending from before", self.name, len(self._pending))
@@ -131,7 +132,7 @@ class Lane:
             except (WalUnavailable, RuntimeError):  # a full disk, or the lane is closed
                 self._drop(1, "outbox_unavailable")
                 return False
-            self._pending.append(_Pending(seq, accepted_at, len(body), record))
+            self._pending.append(_Pending(seq, accepted_at, body))
             self._bytes += len(body)
             self._ready.notify()
         return True
@@ -154,21 +155,29 @@ class Lane:
             log.warning("export %s: gave up on %d records", self.name, expired)
             self._settle(expired, "gave_up")
             return 0.0
-        records = [p.record for p in batch]
+        records = []
+        for pending in batch:
+            decoded = codec.decode(pending.body)
+            if decoded is None:
+                break  # not what `append` is given (codec.encode's bytes); never sent
+            records.append(decoded[0])
+        if not records:
+            self._settle(1, "unreadable")
+            return 0.0
         try:
             self.target.deliver(records, self._limits.deliver_timeout_seconds)
         except TargetRefused as exc:
-            log.warning("export %s refused %d records: %s", self.name, len(batch), exc.reason)
+            log.warning("export %s refused %d records: %s", self.name, len(records), exc.reason)
             self._failures = 0
-            self._settle(len(batch), "refused")
+            self._settle(len(records), "refused")
             return 0.0
         except TargetUnavailable as exc:
-            return self._retry(len(batch), exc.reason, exc.retry_after_seconds)
+            return self._retry(len(records), exc.reason, exc.retry_after_seconds)
         except Exception as exc:  # unclassified: retryable, as the OTel Collector has it
             log.exception("export %s failed", self.name)
-            return self._retry(len(batch), type(exc).__name__, None)
+            return self._retry(len(records), type(exc).__name__, None)
         self._failures = 0
-        self._settle(len(batch), None)
+        self._settle(len(records), None)
         return 0.0
 
     def run(self) -> None:
@@ -222,7 +231,7 @@ class Lane:
             last = 0
             for _ in range(count):
                 done = self._pending.popleft()
-                self._bytes -= done.size
+                self._bytes -= len(done.body)
                 last = done.seq
         if dropped is None:
             self._metrics.inc(SENT, count, target=self.name)
