@@ -5,7 +5,9 @@ mapped onto delivered / refused / unavailable."""
 
 from __future__ import annotations
 
+import importlib.util
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -135,7 +137,18 @@ def test_no_receiver_is_retryable() -> None:
     target.shutdown()
 
 
-def test_grpc_is_built_when_its_exporter_is_installed() -> None:
-    target = build({"protocol": "grpc", "endpoint": "127.0.0.1:4317"})
+def test_grpc_is_built_when_its_exporter_is_installed_and_named_when_not() -> None:
+    options = {"protocol": "grpc", "endpoint": "127.0.0.1:4317"}
+    if importlib.util.find_spec("opentelemetry.exporter.otlp.proto.grpc") is None:
+        with pytest.raises(ValueError, match="opentelemetry-exporter-otlp-proto-grpc"):
+            build(options)
+        return
+    target = build(options)
     assert target.name == "otel"
     target.shutdown()
+
+
+def test_grpc_without_its_exporter_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc._log_exporter", None)
+    with pytest.raises(ValueError, match=r"^protocol: grpc needs .*proto-grpc$"):
+        build({"protocol": "grpc", "endpoint": "127.0.0.1:4317"})
