@@ -115,6 +115,15 @@ def test_a_target_whose_package_is_missing_is_one_line(
     sys.modules.pop("needs_missing", None)
 
 
+def test_a_target_module_that_is_not_there_is_one_line() -> None:
+    with pytest.raises(ConfigError) as caught:
+        builder("fancy", {"fancy": "factledger.collector.export.no_such_target"})
+    assert str(caught.value) == (
+        "export.fancy: this installation has no fancy target"
+        " (factledger.collector.export.no_such_target)"
+    )
+
+
 def test_the_service_settings_read_the_section(tmp_path: Path) -> None:
     config = tmp_path / "factledger.toml"
     config.write_text(

@@ -40,6 +40,10 @@ def builder(name: str, modules: Mapping[str, str] = TARGET_MODULES) -> Build:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         missing = exc.name or module_name
+        if missing == module_name:
+            raise ConfigError(
+                f"export.{name}: this installation has no {name} target ({module_name})"
+            ) from None
         raise ConfigError(
             f"export.{name}: the target needs the Python package {missing!r}, which is not"
             " installed"
