@@ -301,6 +301,7 @@ class Generator:
                 "ReplyPreview": reply[:REPLY_PREVIEW_CHARS],
                 "AgentStartedAt": started,
                 "ClockSkewSeconds": 0.0,
+                "ParentTurnId": "",
             }
             batch.turns.append(tuple(row[c] for c in TURN_COLUMNS))
             for idx, (kind, score) in enumerate(found):

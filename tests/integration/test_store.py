@@ -53,6 +53,7 @@ class Seed:
     conversation_id: str = ""
     span_ids: tuple[str, ...] = ()
     tool_calls: tuple[ToolCall, ...] = field(default=())
+    parent: str = ""
 
     @property
     def started_at(self) -> datetime:
@@ -89,6 +90,7 @@ def write(store: Store, *seeds: Seed) -> None:
                 ended_at=seed.started_at + timedelta(seconds=5),
                 validated_at=seed.started_at + timedelta(seconds=6 + seed.version),
                 span_ids=seed.span_ids,
+                parent_turn_id=seed.parent,
             )
         )
         finding_rows.extend(

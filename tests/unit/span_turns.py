@@ -50,20 +50,22 @@ class FakeClock:
         return self.now
 
 
-def judged(spans: Sequence[SpanRecord]) -> list[tuple[Turn, Verdict]]:
-    """Every turn of the spans, in the order they ended, with its default verdict."""
+def judged(spans: Sequence[SpanRecord], *, nested: bool = False) -> list[tuple[Turn, Verdict]]:
+    """Every turn of the spans, in the order they ended, with its default verdict: the
+    turns of their own, and with `nested` the sub-agents' turns nested in them too."""
     clock = FakeClock()
     assembler = TurnAssembler(clock, grace_seconds=1.0)
     for span in spans:
         assembler.add(span)
     clock.now = 10.0
     turns = sorted([*assembler.due(), *assembler.flush_all()], key=lambda t: t.ended_at_ns)
+    turns = [t for t in turns if nested or not t.parent_turn_id]
     runner = default_runner()
     return [(t.turn, runner.validate(t.turn)) for t in turns]
 
 
 def only_turn(spans: Sequence[SpanRecord]) -> tuple[Turn, Verdict]:
-    """The one turn of the spans (fails when they give another number of turns)."""
+    """The one turn of its own of the spans (fails when they give another number)."""
     turns = judged(spans)
     assert len(turns) == 1, [t.reply for t, _ in turns]
     return turns[0]

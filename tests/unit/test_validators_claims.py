@@ -322,6 +322,27 @@ NOT_CLAIMS_OF_THE_AGENT = [
         id="restates-the-request",
     ),
     pytest.param(
+        chat(
+            "Das Wort, das aus dem archivierten Artikel entfernt wurde, ist 'unveräußerlich'.",
+            user="Ein Wort wurde aus dem archivierten Artikel entfernt. Welches Wort war es?",
+        ),
+        id="german-request-states-the-event-subordinate-clause",
+    ),
+    pytest.param(
+        chat(
+            "Die Studie, die 2019 im Journal veröffentlicht wurde, stammt von Müller.",
+            user="Die Studie wurde 2019 im Journal veröffentlicht. Wer hat sie geschrieben?",
+        ),
+        id="german-request-states-the-event-main-clause",
+    ),
+    pytest.param(
+        chat(
+            "Das Wort, das aus dem Artikel gelöscht worden ist, lautet 'frei'.",
+            user="Ein Wort ist aus dem Artikel gelöscht worden. Welches?",
+        ),
+        id="german-request-states-the-event-perfect-passive",
+    ),
+    pytest.param(
         chat("After some searching we found that the first episode was released on YouTube."),
         id="first-person-subject-of-another-verb",
     ),
@@ -367,6 +388,38 @@ STILL_CLAIMS = [
         id="first-person-act-beside-task-words",
     ),
     pytest.param(chat("downloaded the PDF and emailed it to Dana."), id="bare-claim-outside-code"),
+    pytest.param(
+        chat("Das Ticket wurde gelöscht.", user="Bitte lösche das Ticket OPS-1."),
+        id="german-passive-of-the-asked-act",
+    ),
+    pytest.param(
+        chat(
+            "Ich habe das Wort entfernt, das hinzugefügt wurde.",
+            user="Welches Wort wurde entfernt?",
+        ),
+        id="german-first-person-act-beside-task-words",
+    ),
+    pytest.param(
+        chat(
+            "Der Artikel wurde veröffentlicht.",
+            user="Prüfe, ob der Artikel veröffentlicht wurde.",
+        ),
+        id="german-request-asks-whether-the-event-happened",
+    ),
+    pytest.param(
+        chat(
+            "The article was published on the blog.",
+            user="Check whether the article was published on the blog.",
+        ),
+        id="request-asks-whether-the-event-happened",
+    ),
+    pytest.param(
+        chat(
+            "Der Entwurf wurde veröffentlicht.",
+            user="Der Artikel wurde gestern veröffentlicht. Veröffentliche jetzt den Entwurf.",
+        ),
+        id="german-request-states-the-event-of-another-object",
+    ),
 ]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factledger.collector.ingest.wal import WalUnavailable, WriteAheadLog
+from factledger.collector.ingest.wal import SEGMENT_SECONDS, WalUnavailable, WriteAheadLog
 
 
 class FullDisk:
@@ -194,6 +194,25 @@ def test_raw_requests_leave_the_disk_on_time_without_more_traffic(tmp_path: Path
     assert list(tmp_path.glob("segment-*.wal")) == []
     assert list(wal.replay(include_released=True)) == []
     assert wal.append("application/json", "default", b"next") == seq + 1
+
+
+@pytest.mark.parametrize("traffic", [False, True], ids=["idle", "under-steady-traffic"])
+def test_by_default_a_raw_request_leaves_the_disk_seconds_after_it_is_stored(
+    tmp_path: Path, traffic: bool
+) -> None:
+    clock = Clock()
+    wal = WriteAheadLog(tmp_path, clock=clock)  # the defaults the service runs with
+    secret = b"Authorization: Bearer sk-raw"
+    seq = wal.append("application/json", "default", secret)
+    wal.release(seq)
+    for _ in range(int(SEGMENT_SECONDS) + 1):
+        clock.now += 1
+        if traffic:  # a request a second, each stored at once: the segment never idles
+            wal.release(wal.append("application/json", "default", b"next"))
+        else:
+            wal.expire()
+    on_disk = b"".join(path.read_bytes() for path in tmp_path.glob("segment-*.wal"))
+    assert secret not in on_disk
 
 
 def test_an_old_segment_is_kept_while_it_holds_what_is_not_stored(tmp_path: Path) -> None:

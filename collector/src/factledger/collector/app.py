@@ -86,7 +86,7 @@ def create_app(
         metrics = Metrics()
         metrics.gauge("factledger_bodies_in_flight_bytes", lambda: bodies_in_flight(app))
         log_file = wal or WriteAheadLog(
-            settings.wal_dir, retain_seconds=settings.max_wait_seconds + settings.grace_seconds + 60
+            settings.wal_dir, segment_seconds=settings.wal_segment_seconds
         )
         exporting = settings.export
         outbox = Outbox(

@@ -79,6 +79,7 @@ TURN_COLUMNS: tuple[str, ...] = (
     "ReplyPreview",
     "AgentStartedAt",
     "ClockSkewSeconds",
+    "ParentTurnId",
 )
 
 FINDING_COLUMNS: tuple[str, ...] = (
@@ -411,8 +412,10 @@ def turn_row(
     span_ids: Sequence[str],
     agent_started_at: datetime | None = None,
     clock_skew_seconds: float = 0.0,
+    parent_turn_id: str = "",
 ) -> list[Any]:
     """The `turns` row of one verdict version of a turn, in TURN_COLUMNS order.
+    `parent_turn_id` names the turn it is nested in ("" for a turn of its own).
 
     Tenant, ids, service, agent, model and provider come from the turn. `MaxScore` is the
     highest class-5 score (0 when none), `HasClass5` whether any class-5 finding exists.
@@ -448,6 +451,7 @@ def turn_row(
         turn.reply[:REPLY_PREVIEW_CHARS],
         epoch_ms(agent_started_at or started_at),
         clock_skew_seconds,
+        parent_turn_id,
     ]
 
 

@@ -26,6 +26,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
 | FACTLEDGER_QUEUE_SPANS | 50000 | spans held, not stored or judged (503 over; 413 a request over) |
 | FACTLEDGER_QUEUE_BYTES | 67108864 | request bytes behind the spans held (503 over) |
+| FACTLEDGER_WAL_SEGMENT_SECONDS | 10 | raw requests stay in the write-ahead log about this long |
 | FACTLEDGER_JUDGE_WORKERS | 1 | judge worker processes; a conversation's spans meet in one |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
 | FACTLEDGER_CONFIG | (none) | settings TOML: [validation], [verification], [export] |
@@ -45,6 +46,7 @@ from factledger.collector.access import AccessConfig, check_query_access
 from factledger.collector.address import DEFAULT_HOST, DEFAULT_PORT
 from factledger.collector.export.settings import ExportSettings
 from factledger.collector.export.targets import build_targets
+from factledger.collector.ingest.wal import SEGMENT_SECONDS
 from factledger.collector.redaction import Redactor
 from factledger.processors.errors import ConfigError
 from factledger.verifiers.settings import VerificationSettings
@@ -85,6 +87,9 @@ class ServiceSettings:
     max_wait_seconds: float = 60.0
     queue_spans: int = 50_000
     queue_bytes: int = 64 * 1024 * 1024
+    wal_segment_seconds: float = SEGMENT_SECONDS
+    """How long a write-ahead log segment takes requests; it is deleted once closed and
+    stored, so raw requests (secrets included) stay on disk about this long."""
     judge_workers: int = 1
     """Judge worker processes (`collector.judge.routing` keeps a conversation in one of them)."""
     retention_days: int = 30
@@ -142,6 +147,9 @@ class ServiceSettings:
             max_wait_seconds=_number(env, "FACTLEDGER_MAX_WAIT_SECONDS", 60.0, float),
             queue_spans=_number(env, "FACTLEDGER_QUEUE_SPANS", 50_000, int),
             queue_bytes=_number(env, "FACTLEDGER_QUEUE_BYTES", 64 * 1024 * 1024, int),
+            wal_segment_seconds=_number(
+                env, "FACTLEDGER_WAL_SEGMENT_SECONDS", SEGMENT_SECONDS, float
+            ),
             judge_workers=_number(env, "FACTLEDGER_JUDGE_WORKERS", 1, int),
             retention_days=_number(env, "FACTLEDGER_RETENTION_DAYS", 30, int),
             validation_config=Path(env["FACTLEDGER_CONFIG"])

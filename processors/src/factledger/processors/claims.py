@@ -12,7 +12,7 @@ days were recorded during the first week"): those report the world, not the agen
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from .claim_rules import ClaimRule, ClaimRules, alternation
@@ -82,6 +82,12 @@ _DE_BLOCK = re.compile(
     r"noch nicht|versucht)\b",
     re.IGNORECASE,
 )
+# A German participle with a passive or stative auxiliary and no first-person subject
+# ("das Wort, das entfernt wurde", "der Branch ist gepusht") tells what happened, like an
+# English passive; "ich habe ... gelöscht", "wir haben es gepusht" is the agent's act.
+_DE_FIRST_PERSON = re.compile(r"\b(?:ich|wir|habe|haben|hab|hatte|hatten)\b", re.IGNORECASE)
+_DE_AUX_BEFORE = re.compile(r"\b(?:wurde|wurden|ist|sind|war|waren)\b", re.IGNORECASE)
+_DE_AUX_AFTER = re.compile(r"\s+(?:wurde|wurden|worden|ist|sind|war|waren)\b", re.IGNORECASE)
 # 请 asks the user ("请确认"), but 请求 is a request ("拉取请求已合并").
 _ZH_BLOCK = re.compile(r"如果|假如|若|一旦|是否|未|没|尚|请(?!求)|等到|待|不")
 # Between a first-person subject and its verb stand only auxiliaries and adverbs ("I have
@@ -205,7 +211,7 @@ class ClaimMatcher:
                 continue
             claim = self._simple(text, start, end, self._de_words[phrase], _DE_BLOCK, window=60)
             if claim is not None:
-                claims.append(claim)
+                claims.append(_german_person(text, claim))
         if self._zh is not None and _CJK.search(text):
             for m in bounded_finditer(self._zh, text):
                 if not prose(m.start(), m.end()):
@@ -276,6 +282,17 @@ class ClaimMatcher:
         if block.search(prefix) or BLOCKS_CLAIM.search(prefix):
             return None
         return Claim(rule, text[start:end], start, end, sentence, True)
+
+
+def _german_person(text: str, claim: Claim) -> Claim:
+    """`claim` as not the agent's own act when its verb stands passive ("entfernt wurde",
+    "wurde ... veröffentlicht") with no first-person subject in its clause."""
+    prefix = text[claim.sentence.start : claim.start]
+    if _DE_FIRST_PERSON.search(prefix):
+        return claim
+    if _DE_AUX_AFTER.match(text, claim.end) or _DE_AUX_BEFORE.search(prefix):
+        return replace(claim, first_person=False)
+    return claim
 
 
 def _item_of_a_plan(text: str, position: int) -> bool:

@@ -324,6 +324,15 @@ class Snapshot(SnapshotRef):
     content: str
 
 
+class NestedTurn(ApiModel):
+    """A sub-agent's turn inside another turn, as its parent lists it."""
+
+    turn_id: str
+    agent: str
+    verdict: Outcome
+    kinds: list[Kind]
+
+
 class TurnDetail(TurnSummary):
     """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
 
@@ -353,6 +362,16 @@ class TurnDetail(TurnSummary):
         description="documents the latest version's reads retrieved, once per content"
     )
     citations: list[Citation] = Field(description="cited sources of the reply, in order")
+    parent_turn_id: str = Field(
+        default="",
+        description="the turn this one is nested in (a sub-agent's own turn); empty for a"
+        " turn of its own",
+    )
+    nested_turns: list[NestedTurn] = Field(
+        default_factory=list,
+        description="the sub-agents' turns nested in this one, with their own verdicts;"
+        " this turn's verdict is its own, not changed by theirs",
+    )
 
 
 # --- statistics ---------------------------------------------------------------------------

@@ -46,6 +46,9 @@ RETRIED = "factledger_export_retried_total"
 DROPPED = "factledger_export_dropped_total"
 
 SEGMENT_BYTES = 8 * 1024 * 1024
+SEGMENT_SECONDS = 60.0
+"""A lane's segment is closed this long after it opened; once closed and delivered it is
+deleted. Records are redacted (unlike raw requests), so a minute is short enough."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,12 @@ class Lane:
         self._bytes = 0
         self._failures = 0
         # Delivered records leave the disk at once: retain_seconds=0.
-        self._wal = WriteAheadLog(directory, segment_bytes=SEGMENT_BYTES, retain_seconds=0.0)
+        self._wal = WriteAheadLog(
+            directory,
+            segment_bytes=SEGMENT_BYTES,
+            retain_seconds=0.0,
+            segment_seconds=SEGMENT_SECONDS,
+        )
         self._replay()
 
     def _replay(self) -> None:

@@ -28,8 +28,13 @@ acknowledged but not yet stored; whole segments below the mark and last written 
 than `retain_seconds` ago are deleted. `expire()` does that deleting (and closes an open
 segment that is old enough and wholly stored) without a release, for idle times: a raw
 request then stays on disk at most `segment_seconds + retain_seconds` after it arrived,
-or `retain_seconds` after it was stored if storing took longer. Sequence numbers never
-go back, across restarts too: they continue from the newest record on disk or the mark,
+or `retain_seconds` after it was stored if storing took longer.
+
+Nothing reads a released record again (a restart replays only what is above the mark;
+a turn finished after a restart is built from stored, redacted spans), so the defaults
+keep raw requests, secrets included, only briefly: segments of `SEGMENT_SECONDS` and no
+retention, about ten seconds after arrival at any traffic. Sequence numbers never go
+back, across restarts too: they continue from the newest record on disk or the mark,
 whichever is higher.
 """
 
@@ -52,10 +57,12 @@ _HEADER = struct.Struct("<2sIIQ")
 _SEGMENT_GLOB = "segment-*.wal"
 _RELEASED_FILE = "released"
 
-SEGMENT_SECONDS = 300.0
+SEGMENT_SECONDS = 10.0
 """A segment is closed this long after it was opened even when far from full. Requests
-are kept raw (secrets included) until their segment is deleted; at low traffic a 64 MiB
-segment would stay open, and on disk, for days."""
+are kept raw (secrets included) until their segment is deleted, which is once the
+segment is closed and all of it is stored; at low traffic a 64 MiB segment would
+otherwise stay open, and on disk, for days. Ten seconds is a new file at most every ten
+seconds: nothing next to the cost of the requests it holds."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,7 @@ class WriteAheadLog:
         directory: Path,
         *,
         segment_bytes: int = 64 * 1024 * 1024,
-        retain_seconds: float = 300.0,
+        retain_seconds: float = 0.0,
         segment_seconds: float = SEGMENT_SECONDS,
         fsync: bool = False,
         write: Callable[[int, memoryview], int] = os.write,

@@ -122,6 +122,7 @@ def judged_rows(
         span_ids=assembled.span_ids,
         agent_started_at=_datetime(times.agent_started_at_ns),
         clock_skew_seconds=times.skew_seconds,
+        parent_turn_id=assembled.parent_turn_id,
     )
     finding_rows = rows.finding_rows(turn, verdict, version=assembled.version, started_at=started)
     if redactor:

@@ -28,7 +28,8 @@ class RateQueries(Connection):
 
         `since`/`until` are widened to whole buckets (UTC). Returns one series per key,
         sorted by key: `{key, points: [{t, turns, rejected, flagged, rate}]}` with `t` the
-        bucket start (aware UTC). Like the materialized view it reads, a turn counts under
+        bucket start (aware UTC). Turns of their own only: a sub-agent's turn nested in
+        another is left out (`_nested_counts`). Like the view it reads, a turn counts under
         every verdict any of its versions had. For `group_by="kind"`, `turns` is every turn
         in the bucket and `rejected`/`flagged` the turns with a finding of that kind at that
         severity; each kind has a point for every bucket that has turns.
@@ -58,13 +59,17 @@ class RateQueries(Connection):
                 " GROUP BY key, t ORDER BY key, t",
                 params,
             )
-            return _series(rows)
+            return _series(_without(rows, self._nested_counts(GROUP_COLUMNS[group_by], params)))
         totals = {
             row["t"]: row["n_turns"]
-            for row in self._query(
-                f"SELECT {bucket_expr} AS t, uniqExactMerge(turns) AS n_turns"
-                f" FROM {{db}}.turn_stats_1m_data WHERE {window} GROUP BY t",
-                params,
+            for row in _without(
+                self._query(
+                    f"SELECT '' AS key, {bucket_expr} AS t, uniqExactMerge(turns) AS n_turns,"
+                    " 0 AS n_rejected, 0 AS n_flagged"
+                    f" FROM {{db}}.turn_stats_1m_data WHERE {window} GROUP BY t",
+                    params,
+                ),
+                self._nested_counts("''", params),
             )
         }
         by_kind = self._query(
@@ -75,7 +80,7 @@ class RateQueries(Connection):
             " FROM {db}.findings WHERE Tenant = {tenant:String}"
             " AND StartedAt >= fromUnixTimestamp64Milli({first:Int64} * 1000)"
             " AND StartedAt < fromUnixTimestamp64Milli({end:Int64} * 1000)"
-            " GROUP BY key, t",
+            f" AND TurnId NOT IN ({_NESTED_IDS}) GROUP BY key, t",
             params,
         )
         found = {(row["key"], row["t"]): row for row in by_kind}
@@ -91,6 +96,24 @@ class RateQueries(Connection):
             for t, n_turns in sorted(totals.items())
         ]
         return _series(rows)
+
+    def _nested_counts(self, key: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The nested turns' share of the view's counts, per `key` and bucket: the view
+        counts every turn, and a turn nested in another counts only there. Exact to
+        subtract: a nested turn's id is never that of a turn of its own, and it lands in
+        the same (key, bucket) as in the view (buckets are whole minutes)."""
+        return self._query(
+            f"SELECT {key} AS key,"
+            " intDiv(toUInt32(toDateTime(StartedAt)), {width:UInt32}) * {width:UInt32} AS t,"
+            " uniqExact(TurnId) AS n_turns,"
+            " uniqExactIf(TurnId, Verdict = 'reject') AS n_rejected,"
+            " uniqExactIf(TurnId, Verdict = 'flag') AS n_flagged"
+            " FROM {db}.turns WHERE Tenant = {tenant:String} AND ParentTurnId != ''"
+            " AND StartedAt >= fromUnixTimestamp64Milli({first:Int64} * 1000)"
+            " AND StartedAt < fromUnixTimestamp64Milli({end:Int64} * 1000)"
+            " GROUP BY key, t",
+            params,
+        )
 
     # --- counts ---------------------------------------------------------------------------
 
@@ -115,6 +138,28 @@ class RateQueries(Connection):
             f" WHERE Tenant = {{tenant:String}} AND {LATEST}",
             {"tenant": tenant},
         )
+
+
+_NESTED_IDS = "SELECT TurnId FROM {db}.turns WHERE Tenant = {tenant:String} AND ParentTurnId != ''"
+
+
+def _without(
+    rows: Sequence[Mapping[str, Any]], nested: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """`rows` (key, t and counts) less the nested turns' counts; a point left with no
+    turn is dropped, as if those turns were never counted."""
+    if not nested:
+        return list(rows)
+    less = {(row["key"], row["t"]): row for row in nested}
+    out: list[Mapping[str, Any]] = []
+    for row in rows:
+        minus = less.get((row["key"], row["t"]))
+        if minus is not None:
+            counts = ("n_turns", "n_rejected", "n_flagged")
+            row = {**row, **{n: int(row[n]) - int(minus[n]) for n in counts}}
+        if int(row["n_turns"]) > 0:
+            out.append(row)
+    return out
 
 
 def _series(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -56,7 +56,8 @@ class TurnQueries(Connection):
         check_limit("limit", limit, MAX_LIST_LIMIT)
         check_limit("offset", offset, 2**32 - 1)
         params: dict[str, Any] = {"tenant": tenant, "limit": limit, "offset": offset}
-        conditions = ["Tenant = {tenant:String}", LATEST]
+        # Turns of their own: a sub-agent's turn is shown by the turn it is nested in.
+        conditions = ["Tenant = {tenant:String}", "ParentTurnId = ''", LATEST]
         verdicts = None if verdict is None or isinstance(verdict, str) else list(verdict)
         filters: list[tuple[str, Any, str]] = [
             (
@@ -145,7 +146,7 @@ class TurnQueries(Connection):
             return None
         latest = self._query(
             f"SELECT {TURN_SUMMARY}, Provider, UserMessage, Reply, ToolCalls, SpanIds,"
-            " Validators, MaxScore, HasClass5,"
+            " Validators, MaxScore, HasClass5, ParentTurnId,"
             " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
             f" FROM {{db}}.turns WHERE {where} ORDER BY Version DESC LIMIT 1",
             params,
@@ -166,6 +167,8 @@ class TurnQueries(Connection):
             verifications=self._verifications(tenant, turn_id, int(latest["Version"])),
             spans=self._spans_of_turn(tenant, latest),
             reviews=self._reviews(tenant, turn_id),
+            parent_turn_id=latest["ParentTurnId"],
+            nested_turns=self._nested_turns(tenant, turn_id),
             versions=[
                 {
                     "version": int(v["Version"]),
@@ -177,6 +180,25 @@ class TurnQueries(Connection):
             ],
         )
         return turn
+
+    def _nested_turns(self, tenant: str, turn_id: str) -> list[dict[str, Any]]:
+        """The latest verdict of each turn nested in `turn_id`, by turn id."""
+        rows = self._query(
+            "SELECT TurnId, AgentName, Verdict, Kinds FROM {db}.turns"
+            " WHERE Tenant = {tenant:String} AND ParentTurnId = {turn_id:String}"
+            " ORDER BY Version DESC LIMIT 1 BY TurnId",
+            {"tenant": tenant, "turn_id": turn_id},
+        )
+        rows.sort(key=lambda row: row["TurnId"])
+        return [
+            {
+                "turn_id": row["TurnId"],
+                "agent": row["AgentName"],
+                "verdict": row["Verdict"],
+                "kinds": list(row["Kinds"]),
+            }
+            for row in rows
+        ]
 
     def _findings(self, tenant: str, turn_id: str, version: int) -> list[dict[str, Any]]:
         rows = self._query(

@@ -10,6 +10,12 @@ alone (judged at the maximum wait, or once its agent span ended: a step limit, a
 hand-off) has no reply and is judged with an empty one, its calls still checked, never
 with an earlier step's text (`turn_builder.final_step`).
 
+An agent span below a turn's root that made model calls of its own, none of them in the
+enclosing turn's conversation, is a delegation judged as a turn of its own as well, nested
+in the enclosing one (`processors.assembly.delegations`): its subtree, its own id
+(`delegations.nested_turn_id`) and versions, and `AssembledTurn.parent_turn_id`. The
+enclosing turn is built exactly as without it.
+
 Agents whose every LLM call is its own trace (common with OpenInference) are joined up,
 on evidence only (`processors.assembly.joins`): a call joins an earlier call's group when its
 input carries the earlier call's input and its own output (text or tool calls), with no
@@ -59,6 +65,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
+from factledger.processors.assembly.delegations import (
+    delegations,
+    is_turn_of_its_own,
+    nested_turn_id,
+    own_steps,
+)
 from factledger.processors.assembly.joins import (
     JOIN_SLACK_SECONDS,
     NO_JOIN,
@@ -72,6 +84,7 @@ from factledger.processors.assembly.turn_builder import (
     awaits_tools,
     build_turn,
     continuable,
+    main_thread,
     responses_chain,
     split_turns,
 )
@@ -127,7 +140,11 @@ class AssembledTurn:
     the latest time one of the turn's spans was received by the service's clock (0 when
     none says), and `receive_lags_ns`: for each span with both, its receive time minus
     its own end, sorted. A correct clock's lags are the export delay; a skewed clock
-    shifts them all (see `collector.judge.clock_skew`)."""
+    shifts them all (see `collector.judge.clock_skew`).
+
+    `parent_turn_id` is "" for a turn of its own, else the turn it is nested in: a
+    delegation to a sub-agent that made model calls of its own
+    (`processors.assembly.delegations`)."""
 
     turn: Turn
     version: int
@@ -138,6 +155,7 @@ class AssembledTurn:
     service: str
     received_at_ns: int
     receive_lags_ns: tuple[int, ...]
+    parent_turn_id: str
 
     # Spelled out so that mypyc compiles it (see processors/normalize/base.py).
     def __init__(
@@ -151,6 +169,7 @@ class AssembledTurn:
         service: str,
         received_at_ns: int = 0,
         receive_lags_ns: tuple[int, ...] = (),
+        parent_turn_id: str = "",
     ) -> None:
         object.__setattr__(self, "turn", turn)
         object.__setattr__(self, "version", version)
@@ -161,12 +180,13 @@ class AssembledTurn:
         object.__setattr__(self, "service", service)
         object.__setattr__(self, "received_at_ns", received_at_ns)
         object.__setattr__(self, "receive_lags_ns", receive_lags_ns)
+        object.__setattr__(self, "parent_turn_id", parent_turn_id)
 
     def __reduce__(self) -> tuple[type[AssembledTurn], tuple[Any, ...]]:
         # Pickled between the judge worker and the verification stage (see PriorVerdict).
         fields = (self.turn, self.version, self.span_ids, self.started_at_ns, self.ended_at_ns)
         received = (self.received_at_ns, self.receive_lags_ns)
-        return (AssembledTurn, (*fields, self.tenant, self.service, *received))
+        return (AssembledTurn, (*fields, self.tenant, self.service, *received, self.parent_turn_id))
 
     def at_version(self, version: int) -> AssembledTurn:
         """The same turn under another verdict version (a verified one)."""
@@ -180,6 +200,7 @@ class AssembledTurn:
             self.service,
             self.received_at_ns,
             self.receive_lags_ns,
+            self.parent_turn_id,
         )
 
 
@@ -283,11 +304,16 @@ class _Group:
 class _Part:
     """One turn's share of a group, before it is built."""
 
-    __slots__ = ("members", "spans")
+    __slots__ = ("agent_key", "members", "parent", "spans")
 
     def __init__(self, spans: TurnSpans, members: tuple[_Member, ...]) -> None:
         self.spans = spans
         self.members = members
+        self.parent: _Part | None = None
+        """For a delegation judged as a turn of its own: the part of the turn it is
+        nested in (`processors.assembly.delegations`)."""
+        self.agent_key: _SpanKey | None = None
+        """For a delegation: its agent span, which names its turn."""
 
 
 class TurnAssembler:
@@ -715,21 +741,31 @@ class TurnAssembler:
             parts = self._partition(group)
         if not parts and any(m.value is not None for m in group.members.values()):
             self._count(Drop.NO_TURN_ROOT)  # tool spans whose LLM calls never arrived
+        turn_ids: dict[int, str] = {}  # id(part) -> its turn's id, for the turns nested in it
         for part in parts:
+            parent_id = ""
+            if part.parent is not None:
+                parent_id = turn_ids.get(id(part.parent), "")
+                if not parent_id or part.agent_key is None:
+                    continue  # the turn it is nested in could not be read
             try:
                 turn = build_turn(part.spans)
             except Exception:  # a turn that cannot be read is counted, never fatal
                 self._count(Drop.UNBUILDABLE_TURN)
                 continue
-            turn_id = turn.turn_id
-            ordinal = 1
-            while turn_id in taken:  # two agent runs of one trace answering the same text
-                turn_id = _salted(turn.turn_id, ordinal)
-                ordinal += 1
+            if part.agent_key is not None:
+                turn_id = nested_turn_id(parent_id, part.agent_key)
+            else:
+                turn_id = turn.turn_id
+                ordinal = 1
+                while turn_id in taken:  # two agent runs of one trace answering the same text
+                    turn_id = _salted(turn.turn_id, ordinal)
+                    ordinal += 1
             taken.add(turn_id)
+            turn_ids[id(part)] = turn_id
             if turn_id != turn.turn_id:
                 turn = replace(turn, turn_id=turn_id)
-            assembled = self._versioned(turn, part.members)
+            assembled = self._versioned(turn, part.members, parent_id)
             if assembled is not None:
                 out.append(assembled)
         self._open.pop(group.gid, None)
@@ -739,7 +775,9 @@ class TurnAssembler:
             self._forget(self._groups[next(iter(self._done))])
         return out
 
-    def _versioned(self, turn: Turn, members: tuple[_Member, ...]) -> AssembledTurn | None:
+    def _versioned(
+        self, turn: Turn, members: tuple[_Member, ...], parent_turn_id: str = ""
+    ) -> AssembledTurn | None:
         # A log span folded into a member counts as one of the turn's spans: a late log
         # changes the turn, and its id is among the spans its verdict judged.
         span_ids = frozenset(
@@ -769,6 +807,7 @@ class TurnAssembler:
             service=turn.service,
             received_at_ns=max((m.received_ns for m in members), default=0),
             receive_lags_ns=tuple(lags),
+            parent_turn_id=parent_turn_id,
         )
 
     def _keep_version(self, turn_id: str, version: int, span_ids: frozenset[str]) -> None:
@@ -880,7 +919,45 @@ class TurnAssembler:
         for turn_steps, turn_tools in split_turns(steps, tools):
             owned = [member_of[id(v)] for v in (*turn_steps, *turn_tools)]
             parts.append(self._part(group, None, owned))
+        if len(by_agent) < sum(isinstance(m.value, AgentInvocation) for m in members.values()):
+            parts.extend(
+                self._nested_parts(group, dict(zip(by_agent, parts[: len(by_agent)], strict=True)))
+            )
         return parts
+
+    def _nested_parts(self, group: _Group, lead_parts: dict[_SpanKey, _Part]) -> list[_Part]:
+        """The delegations of the group's agent turns that are turns of their own
+        (`processors.assembly.delegations`), each after the part it is nested in."""
+        members = group.members
+        parents = {
+            k: ((m.trace_id, m.parent_span_id) if m.parent_span_id else None)
+            for k, m in members.items()
+        }
+        agents = frozenset(k for k, m in members.items() if isinstance(m.value, AgentInvocation))
+        tree, found = delegations(parents, agents)
+        turn_parts = dict(lead_parts)
+        out: list[_Part] = []
+        for delegation in found:
+            enclosing: _SpanKey | None = delegation.enclosing
+            while enclosing is not None and enclosing not in turn_parts:
+                enclosing = tree.above.get(enclosing)
+            if enclosing is None:
+                continue  # below an agent that is no turn's root (a broken chain)
+            parent = turn_parts[enclosing]
+            own = [
+                members[k].value
+                for k in own_steps(tree, delegation, lambda k: _wrote_output(members[k]))
+            ]
+            if not is_turn_of_its_own(own, main_thread(parent.spans.steps)):
+                continue
+            part = self._part(
+                group, members[delegation.agent], [members[k] for k in delegation.subtree]
+            )
+            part.parent = parent
+            part.agent_key = delegation.agent
+            turn_parts[delegation.agent] = part
+            out.append(part)
+        return out
 
     def _part(
         self,
@@ -917,6 +994,11 @@ class TurnAssembler:
             ),
         )
         return _Part(spans, tuple(owned))
+
+
+def _wrote_output(member: _Member) -> bool:
+    value = member.value
+    return isinstance(value, LlmStep) and bool(value.output_messages)
 
 
 def _with_logs(span: SpanRecord, logs: tuple[_HeldLog, ...]) -> SpanRecord:

@@ -321,14 +321,43 @@ def _restates_request(claim: Claim, turn: Turn) -> bool:
     if not grams:
         return False
     text = " " + " ".join(_WORDS.findall("\n".join(asked).lower())) + " "
-    return any(f" {gram} " in text for gram in grams)
+    for gram in grams:
+        at = text.find(f" {gram} ")
+        while at != -1:
+            # "Check whether the article was published": asked about, not stated.
+            if not _ASKED_WHETHER.search(" ".join(text[:at].split()[-_ASKED_WORDS:])):
+                return True
+            at = text.find(f" {gram} ", at + 1)
+    return False
+
+
+_ASKED_WHETHER = re.compile(r"\b(?:whether|if|ob|falls)\b")
+_ASKED_WORDS = 6
+"""Words before a restated phrase in which "whether" makes it a question."""
 
 
 # "Was removed", "has been published", "were deleted": the request tells of an event.
+# German puts the participle at the clause's end, the auxiliary before it in a main
+# clause ("ein Wort wurde aus dem Artikel entfernt") and after it in a subordinate one
+# ("das Wort, das entfernt wurde", "gelöscht worden ist").
 _PAST_EVENT_AUX = re.compile(
     r"\b(?:was|were|has been|have been|had been|been|got|is|are)\s+(?:\w+\s+)?\Z"
+    r"|\b(?:wurde|wurden|ist|sind|war|waren)\s+(?:[^\W\d_]+\s+){0,5}\Z"
 )
-_AUX_WINDOW = 32
+_PAST_EVENT_AUX_AFTER = re.compile(r"\A\s+(?:wurde|wurden|worden|war|waren)\b")
+# "Check whether the article was published", "prüfe, ob er veröffentlicht wurde": asked
+# about, not stated (`_ASKED_WHETHER`).
+_AUX_WINDOW = 48
+# Articles, prepositions and auxiliaries of German, which `object_words` keeps (it knows
+# English ones): shared by any two German sentences, they tie nothing to anything.
+# fmt: off
+_GERMAN_FUNCTION_WORDS = frozenset((
+    "der", "die", "das", "dem", "den", "des", "ein", "eine", "einem", "einen", "einer",
+    "eines", "aus", "von", "vom", "mit", "bei", "nach", "ist", "sind", "war", "waren", "wurde",
+    "wurden", "worden", "hat", "haben", "hatte", "im", "in", "am", "an", "auf", "zum", "zur",
+    "und", "oder", "für", "über", "unter", "aber", "auch", "nicht", "noch",
+))
+# fmt: on
 
 
 def _request_states_event(claim: Claim, turn: Turn) -> bool:
@@ -343,15 +372,16 @@ def _request_states_event(claim: Claim, turn: Turn) -> bool:
     verb = re.compile(rf"(?<!\w){re.escape(claim.phrase.lower())}(?!\w)")
     start, end = claim_scope(turn.reply, claim.start, claim.end)
     start, end = max(start, claim.sentence.start), min(end, claim.sentence.end)
-    objects = set(object_words(turn.reply[start : claim.start] + " " + turn.reply[claim.end : end]))
+    clause = turn.reply[start : claim.start] + " " + turn.reply[claim.end : end]
+    objects = set(object_words(clause)) - _GERMAN_FUNCTION_WORDS
     if not objects:
         return False
     for sentence in sentences(turn.user_message):
         lower = sentence.text.lower()
         for m in verb.finditer(lower):
-            if _PAST_EVENT_AUX.search(lower[max(0, m.start() - _AUX_WINDOW) : m.start()]) and (
-                objects & set(object_words(lower))
-            ):
+            before = lower[max(0, m.start() - _AUX_WINDOW) : m.start()]
+            stated = _PAST_EVENT_AUX.search(before) or _PAST_EVENT_AUX_AFTER.match(lower, m.end())
+            if stated and not _ASKED_WHETHER.search(before) and objects & set(object_words(lower)):
                 return True
     return False
 
