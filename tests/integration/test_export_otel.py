@@ -110,10 +110,12 @@ def test_each_verdict_version_arrives_as_evaluation_events(
         assert [e.attributes["factledger.cause"] for e in second] == ["judged", "late_span"]
         assert {e.span_id for e in second} == {ids2[3]}
 
-        status = httpx.get(f"{url}/api/v1/export/status").json()
-        assert status["targets"][0]["target"] == "otel"
-        assert status["targets"][0]["sent"] == 3
-        assert status["targets"][0]["pending"] == 0
+        def status() -> dict[str, Any]:
+            return dict(httpx.get(f"{url}/api/v1/export/status").json()["targets"][0])
+
+        # The receiver keeps the events before it answers: the count follows the answer.
+        wait_until(lambda: status()["sent"] == 3, 30, "three records counted as sent")
+        assert (status()["target"], status()["pending"]) == ("otel", 0)
         metrics = httpx.get(f"{url}/metrics").text
         assert 'factledger_export_sent_total{target="otel"} 3' in metrics
         assert 'factledger_export_pending{target="otel"} 0.0' in metrics
@@ -133,31 +135,23 @@ def test_an_outage_loses_nothing_and_ingest_goes_on(
             60,
             "every turn judged while the receiver is down",
         )
-        status = httpx.get(f"{url}/api/v1/export/status").json()["targets"][0]
-        assert status["sent"] == 0 and status["retried"] > 0
-        assert status["pending"] == turns
+
+        def status() -> dict[str, Any]:
+            return dict(httpx.get(f"{url}/api/v1/export/status").json()["targets"][0])
+
+        # A record is appended just after its turn row is readable: wait for the last one.
+        wait_until(lambda: status()["pending"] == turns, 30, "every verdict in the outbox")
+        wait_until(lambda: status()["retried"] > 0, 30, "a failed delivery")
+        assert status()["sent"] == 0
         # The outbox is bounded: one more verdict than it holds is counted, not kept.
         _post(url, _body(turns + 1)[0])
-        wait_until(
-            lambda: (
-                httpx.get(f"{url}/api/v1/export/status").json()["targets"][0]["dropped"][
-                    "outbox_full"
-                ]
-                == 1
-            ),
-            30,
-            "the drop counted",
-        )
+        wait_until(lambda: status()["dropped"]["outbox_full"] == 1, 30, "the drop counted")
         sink.delay_seconds = 0.2  # back, and slow
         sink.status = 200
         events = sink.wait_for(2 * turns, timeout=60)
         assert len({e.trace_id for e in _verdict_events(events)}) == turns
-
-        def final() -> dict[str, Any]:
-            return dict(httpx.get(f"{url}/api/v1/export/status").json()["targets"][0])
-
-        wait_until(lambda: final()["pending"] == 0, 30, "the outbox drained")
-        assert (final()["sent"], final()["dropped"]["gave_up"]) == (turns, 0)
+        wait_until(lambda: status()["pending"] == 0, 30, "the outbox drained")
+        assert (status()["sent"], status()["dropped"]["gave_up"]) == (turns, 0)
 
 
 def test_records_pending_at_a_kill_9_are_delivered_after_the_restart(tmp_path: Path) -> None:
