@@ -934,8 +934,9 @@ class Run:
     attribute_bytes: float
 
 
-def measure(options: Options) -> Run:
-    """Start the service in a temporary directory, load it, wait for it, stop it."""
+def measure(options: Options, extra_env: Mapping[str, str] | None = None) -> Run:
+    """Start the service in a temporary directory, load it, wait for it, stop it;
+    `extra_env` sets more of the service's variables (the export benchmark's settings)."""
     defaults = ServiceSettings()
     grace = float(os.environ.get("FACTLEDGER_GRACE_SECONDS") or defaults.grace_seconds)
     env = {
@@ -946,6 +947,7 @@ def measure(options: Options) -> Run:
         "FACTLEDGER_INGEST_TOKEN": "",
         "FACTLEDGER_QUEUE_SPANS": "",
         "FACTLEDGER_CONFIG": "",
+        **(extra_env or {}),
     }
     with tempfile.TemporaryDirectory(prefix="factledger-bench-") as tmp:
         service = ServiceProcess(Path(tmp) / "data", env=env).start()

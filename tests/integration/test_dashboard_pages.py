@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from factledger.collector.access import AccessConfig
 from factledger.collector.app import create_app
+from factledger.collector.export.settings import ExportSettings
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.dashboard.client import (
@@ -243,3 +244,18 @@ def test_the_dashboard_shows_only_the_tenants_its_token_reads(tenant_api_url, mo
     monkeypatch.delenv(TOKEN_ENV)
     refused = run_page("turns", tenant_api_url, monkeypatch)
     assert "refused this dashboard's read token" in texts(refused.warning)
+
+
+def test_alerts_page_has_a_line_per_export_target(store, tmp_path, monkeypatch):
+    """A configured target that has not sent yet: its line, from GET /export/status."""
+    port = free_port()  # nothing listens: the target is down
+    exporting = ExportSettings.from_mapping(
+        {"otel": {"endpoint": f"http://127.0.0.1:{port}/v1/logs", "timeout_seconds": 1}}
+    )
+    settings = ServiceSettings(
+        data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5, export=exporting
+    )
+    for url in _serve(settings, store):
+        app = run_page("alerts", url, monkeypatch)
+        assert "Verdict export" in texts(app.subheader)
+        assert "**otel**: 0 sent, 0 retried, 0 dropped, 0 pending" in texts(app.markdown)

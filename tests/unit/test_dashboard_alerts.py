@@ -112,3 +112,26 @@ def test_alert_charts_compile():
     domain = ("2025-03-01T10:00:00+00:00", NOW.isoformat())
     timeline = charts.alert_timeline(alerts.timeline_rows(HISTORY, NOW), domain=domain)
     assert timeline.to_dict()["encoding"]["x"]["scale"]["domain"] == list(domain)
+
+
+def test_export_line_says_what_each_target_did() -> None:
+    line = alerts.export_line(
+        {
+            "target": "otel",
+            "sent": 120,
+            "retried": 4,
+            "dropped": {"outbox_full": 0, "gave_up": 2, "refused": 1},
+            "pending": 3,
+            "lag_seconds": 42.4,
+        }
+    )
+    assert line == (
+        "**otel**: 120 sent, 4 retried, 3 dropped (gave\\_up 2, refused 1), 3 pending,"
+        " oldest waiting 42 s"
+    )
+
+
+def test_export_line_of_a_quiet_target() -> None:
+    quiet = {"target": "otel", "sent": 0, "retried": 0, "dropped": {}, "pending": 0}
+    line = alerts.export_line({**quiet, "lag_seconds": 0.0})  # type: ignore[typeddict-item]
+    assert line == "**otel**: 0 sent, 0 retried, 0 dropped, 0 pending"

@@ -39,7 +39,7 @@ def test_every_metric_name_in_the_code_is_declared() -> None:
 
 def test_every_metric_the_docs_and_deployment_files_name_is_declared() -> None:
     files = [
-        *(ROOT / "docs").glob("*"),
+        *(p for p in (ROOT / "docs").rglob("*") if p.is_file()),
         *(p for p in (ROOT / "deploy").rglob("*") if p.is_file()),
     ]
     named = {name for path in files for name in ANY_NAME.findall(path.read_text(errors="ignore"))}

@@ -20,6 +20,7 @@ from factledger.collector.alerts.loop import AlertLoop
 from factledger.collector.alerts.rules import AlertConfig, load_alert_config
 from factledger.collector.api.alerts import router as alerts_router
 from factledger.collector.api.docs_pages import add_docs_pages
+from factledger.collector.api.export import router as export_router
 from factledger.collector.api.models import (
     API_VERSION,
     RECEIVER_RESPONSES,
@@ -33,6 +34,9 @@ from factledger.collector.api.queries import router as api_router
 from factledger.collector.api.readers import operator_scope, read_scope
 from factledger.collector.api.reviews import router as reviews_router
 from factledger.collector.api.text_fields import validation_error
+from factledger.collector.export.labels import LabelExport
+from factledger.collector.export.outbox import Outbox
+from factledger.collector.export.targets import build_targets
 from factledger.collector.ingest.receiver import bodies_in_flight
 from factledger.collector.ingest.receiver import router as receiver_router
 from factledger.collector.ingest.wal import WriteAheadLog
@@ -84,6 +88,18 @@ def create_app(
         log_file = wal or WriteAheadLog(
             settings.wal_dir, segment_seconds=settings.wal_segment_seconds
         )
+        exporting = settings.export
+        outbox = Outbox(
+            build_targets(exporting.enabled_targets),
+            settings.data_dir / "export",
+            exporting.limits,
+            metrics,
+        )
+        # Records left from before the restart go out while the log replays.
+        outbox.start()
+        app.state.outbox = outbox
+        if outbox.targets:
+            app.state.label_export = LabelExport(opened, outbox.append, exporting.dashboard_url)
         pipeline = Pipeline(
             opened,
             log_file,
@@ -97,6 +113,8 @@ def create_app(
             judge_workers=settings.judge_workers,
             verifiers=settings.verification.verifiers(),
             verification_limits=stage_limits(settings.verification),
+            export=outbox.append if outbox.targets else None,
+            dashboard_url=exporting.dashboard_url,
         )
         pipeline.start()
         app.state.service = Service(settings, opened, pipeline, metrics)
@@ -113,6 +131,7 @@ def create_app(
         verification = settings.verification
         verifying = verification.enabled and verification.sources
         # The settings file is read once here: say what it switched on, or nothing shows it.
+        log.info("export: %s", ", ".join(outbox.targets) or "off")
         log.info(
             "verification: %s",
             f"{', '.join(verification.sources)}, {verification.threads} threads"
@@ -128,6 +147,7 @@ def create_app(
             for loop in loops.values():
                 loop.shutdown()
             pipeline.shutdown()
+            outbox.shutdown()  # after the pipeline: its last verdicts are in the outbox
             if wal is None:
                 log_file.close()
             if owned:
@@ -174,6 +194,7 @@ def create_app(
     app.include_router(api_router, prefix="/api/v1", dependencies=readers, responses=answers)
     app.include_router(alerts_router, prefix="/api/v1", dependencies=readers, responses=answers)
     app.include_router(reviews_router, prefix="/api/v1", dependencies=readers, responses=answers)
+    app.include_router(export_router, prefix="/api/v1", dependencies=readers, responses=answers)
 
     @app.get(
         "/metrics",
@@ -188,6 +209,8 @@ def create_app(
         configured, only a token for every tenant (`*`) may scrape it."""
         loops: dict[str, AlertLoop] = request.app.state.alert_loops
         families = [f for loop in loops.values() for f in loop.metric_families()]
+        outbox: Outbox = request.app.state.outbox
+        families.extend(outbox.metric_families())
         text = service.metrics.render(families)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 

@@ -87,6 +87,9 @@ VERDICT_DELAY = "factledger_verdict_delay_seconds"
 VERDICT_DELAY_BUCKETS = (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 12.5, 15, 20, 30, 45, 60, 120, 300)
 """Fine around the default grace period (2 s), coarse where a pipeline has fallen behind."""
 
+EXPORT_DROP_REASONS = ("outbox_full", "gave_up", "refused", "unreadable", "outbox_unavailable")
+"""Why a verdict record was never delivered (`collector.export.lane`)."""
+
 _TABLES = ("spans", "turns", "findings", "verifications", "snapshots", "turn_evidence")
 
 CATALOGUE = Catalogue(
@@ -234,6 +237,41 @@ CATALOGUE = Catalogue(
             "histogram",
             "Seconds from a turn's end to its first verdict stored (grace period included).",
             buckets=VERDICT_DELAY_BUCKETS,
+        ),
+        # --- verdict export (collector.export) -------------------------------------------
+        Family(
+            "factledger_export_sent_total",
+            "counter",
+            "Verdict records a target took, by target.",
+            ("target",),
+        ),
+        Family(
+            "factledger_export_retried_total",
+            "counter",
+            "Verdict records sent again after a target was down, slow or throttling, by target.",
+            ("target",),
+        ),
+        Family(
+            "factledger_export_dropped_total",
+            "counter",
+            "Verdict records never delivered, by target and reason (outbox_full: over the"
+            " outbox bounds; gave_up: pending past the give-up time; refused: the target"
+            " rejects them; unreadable: a stored record that no longer decodes;"
+            " outbox_unavailable: the outbox's disk refused the write).",
+            ("target", "reason"),
+            {"reason": EXPORT_DROP_REASONS},
+        ),
+        Family(
+            "factledger_export_pending",
+            "gauge",
+            "Verdict records in the outbox, not yet delivered, by target.",
+            ("target",),
+        ),
+        Family(
+            "factledger_export_lag_seconds",
+            "gauge",
+            "Seconds the oldest pending verdict record has waited, by target.",
+            ("target",),
         ),
         # --- verification ----------------------------------------------------------------
         Family(

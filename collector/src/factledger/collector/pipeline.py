@@ -52,6 +52,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from factledger.collector import otlp
+from factledger.collector.export.records import DEFAULT_DASHBOARD_URL
 from factledger.collector.ingest.admission import READ_BACK_SPAN_BYTES, Backlog
 from factledger.collector.ingest.assembly import assembly_queue
 from factledger.collector.ingest.base import (
@@ -69,7 +70,12 @@ from factledger.collector.ingest.writer import Batch, SpanWriter
 from factledger.collector.judge.base import FlushRequest, Judging, Settlements, process_turns
 from factledger.collector.judge.hang_watch import HANG_SECONDS
 from factledger.collector.judge.in_thread import ThreadJudging
-from factledger.collector.judge.results import VERDICT_DELAY, VERDICT_DELAY_BUCKETS, VerdictWriter
+from factledger.collector.judge.results import (
+    VERDICT_DELAY,
+    VERDICT_DELAY_BUCKETS,
+    Export,
+    VerdictWriter,
+)
 from factledger.collector.judge.routing import Router
 from factledger.collector.judge.turn_judge import TurnJudge
 from factledger.collector.judge.worker_process import WorkerConfig
@@ -127,6 +133,8 @@ class Pipeline:
         hang_seconds: float = HANG_SECONDS,
         verifiers: Sequence[Verifier] = (),
         verification_limits: StageLimits | None = None,
+        export: Export | None = None,
+        dashboard_url: str = DEFAULT_DASHBOARD_URL,
     ) -> None:
         if judge_workers < 1:
             raise ValueError(f"judge_workers must be at least 1, not {judge_workers}")
@@ -188,6 +196,8 @@ class Pipeline:
             self._verification.submit if self._verification else None,
             snapshots=insert("snapshots", store.insert_snapshots),
             evidence=insert("turn_evidence", store.insert_turn_evidence),
+            export=export,
+            dashboard_url=dashboard_url,
         )
         self._judging: Judging
         if judge_in_worker:

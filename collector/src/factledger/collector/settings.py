@@ -29,7 +29,7 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_WAL_SEGMENT_SECONDS | 10 | raw requests stay in the write-ahead log about this long |
 | FACTLEDGER_JUDGE_WORKERS | 1 | judge worker processes; a conversation's spans meet in one |
 | FACTLEDGER_RETENTION_DAYS | 30 | TTL of every table |
-| FACTLEDGER_CONFIG | (none) | settings TOML: [validation], [verification] (docs/verification.md) |
+| FACTLEDGER_CONFIG | (none) | settings TOML: [validation], [verification], [export] |
 | FACTLEDGER_ALERTS | (none) | alert rules TOML (docs/alerting.md); none: the built-in rule |
 | FACTLEDGER_ALERT_INTERVAL_SECONDS | 30 | how often the alert rules are evaluated |
 """
@@ -44,6 +44,8 @@ from typing import Any
 
 from factledger.collector.access import AccessConfig, check_query_access
 from factledger.collector.address import DEFAULT_HOST, DEFAULT_PORT
+from factledger.collector.export.settings import ExportSettings
+from factledger.collector.export.targets import build_targets
 from factledger.collector.ingest.wal import SEGMENT_SECONDS
 from factledger.collector.redaction import Redactor
 from factledger.processors.errors import ConfigError
@@ -94,6 +96,8 @@ class ServiceSettings:
     validation_config: Path | None = None
     verification: VerificationSettings = field(default_factory=VerificationSettings)
     """The [verification] section of `validation_config` (defaults without one)."""
+    export: ExportSettings = field(default_factory=ExportSettings)
+    """The [export] section of `validation_config`: outbox bounds and targets."""
     alerts_file: Path | None = None
     alert_interval_seconds: float = 30.0
 
@@ -159,6 +163,13 @@ class ServiceSettings:
         if settings.validation_config is not None and "verification" not in chosen:
             verification = VerificationSettings.from_toml(settings.validation_config)
             settings = replace(settings, verification=verification)
+        if settings.validation_config is not None and "export" not in chosen:
+            exporting = ExportSettings.from_toml(settings.validation_config)
+            settings = replace(settings, export=exporting)
+        # Every enabled target is built once here, so that a missing package or a bad
+        # option stops the start in one line; the service builds its own in the lifespan.
+        for target in build_targets(settings.export.enabled_targets):
+            target.shutdown()
         if settings.store_dsn and not settings.store_dsn.startswith(
             ("chdb://", "http://", "https://")
         ):

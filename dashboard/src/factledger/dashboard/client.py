@@ -297,6 +297,21 @@ class TurnQuery:
         return pairs
 
 
+class ExportTargetStatus(TypedDict):
+    """One verdict export target since the service started."""
+
+    target: str
+    sent: int
+    retried: int
+    dropped: dict[str, int]
+    pending: int
+    lag_seconds: float
+
+
+class ExportStatus(TypedDict):
+    targets: list[ExportTargetStatus]
+
+
 class ApiClient:
     """Blocking calls to one FactLedger service, as the bearer of `token` (None: no
     token) reading `tenant` (None: the token's default tenant). Safe to share between
@@ -374,6 +389,10 @@ class ApiClient:
     def alert_rules(self) -> dict[str, Any]:
         """GET /alerts/rules; raises NotFound on a service that has no alerting yet."""
         return self._get("/alerts/rules")
+
+    def export_status(self) -> ExportStatus:
+        """GET /export/status; raises NotFound on a service without verdict export."""
+        return cast(ExportStatus, self._get("/export/status"))
 
     # --- writes ---------------------------------------------------------------------------
 

@@ -119,6 +119,11 @@ class Turn:
     speakers: tuple[str, ...] = ()
     """Every name the conversation's messages carry (a group chat's members, the agents a
     lead also calls as tools): who is on the team, whether or not it speaks in this turn."""
+    reply_span_id: str = ""
+    """The span that produced the reply: the turn's last LLM call (its agent span when no
+    call was recorded); "" when unknown. Exported verdicts are parented to it."""
+    response_id: str = ""
+    """That call's `gen_ai.response.id`, "" when the agent recorded none."""
 
     # Derived views, computed once per turn and shared by every validator.
     # cached_property stores into __dict__ directly, so it works on a frozen dataclass.

@@ -616,3 +616,22 @@ LOGS_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: _otlp(ExportLogsResponse, "accepted; `partialSuccess` counts rejected log records"),
 }
 """What POST /v1/logs answers where it differs from `RECEIVER_RESPONSES`."""
+
+
+class ExportTargetStatus(ApiModel):
+    """One export target since the service started (`collector.export.outbox`)."""
+
+    target: str = Field(description="the target's name in [export.<name>]")
+    sent: int = Field(description="verdict records the target took")
+    retried: int = Field(description="records sent again after a failed delivery")
+    dropped: dict[str, int] = Field(
+        description="records never delivered, by reason (outbox_full, gave_up, refused, ...)"
+    )
+    pending: int = Field(description="records in the outbox now")
+    lag_seconds: float = Field(description="how long the oldest pending record has waited")
+
+
+class ExportStatus(ApiModel):
+    """Every configured export target; empty when none is."""
+
+    targets: list[ExportTargetStatus]

@@ -14,7 +14,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi import APIRouter, BackgroundTasks, HTTPException, Path, Query, Request
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from factledger.collector import rows
 from factledger.collector.api.bulk_reads import BulkRead
+from factledger.collector.api.export import export_labels
 from factledger.collector.api.models import (
     RejectRate,
     ReviewCreated,
@@ -238,10 +239,15 @@ def review_precision(request: Request, tenant: ReadTenant) -> ReviewPrecision:
 
 @router.post("/turns/{turn_id}/reviews", status_code=201, responses=error_responses(400, 403, 404))
 def add_review(
-    request: Request, caller: ReviewTenant, turn_id: str, review: ReviewIn
+    request: Request,
+    caller: ReviewTenant,
+    turn_id: str,
+    review: ReviewIn,
+    tasks: BackgroundTasks,
 ) -> ReviewCreated:
-    """Store a human's label; the turn leaves the review queue. 403 for a token without
-    the review permission."""
+    """Store a human's label; the turn leaves the review queue (and, with verdict export
+    on, the label leaves as a verdict: docs/export.md). 403 for a token without the
+    review permission."""
     store = service_of(request).store
     tenant = caller.tenant
     if store.get_turn(tenant, turn_id) is None:
@@ -262,6 +268,7 @@ def add_review(
             created_at=created,
         )
     )
+    export_labels(request, tasks, tenant, [turn_id], review.label)
     return ReviewCreated(
         review_id=review_id, turn_id=turn_id, label=review.label, created_at=created
     )

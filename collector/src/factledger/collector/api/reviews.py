@@ -16,12 +16,13 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, BackgroundTasks, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from factledger.collector import rows
 from factledger.collector.api.bulk_reads import BulkRead
+from factledger.collector.api.export import export_labels
 from factledger.collector.api.models import QueueVerification, error_responses
 from factledger.collector.api.queries import VerificationFilter
 from factledger.collector.api.readers import ReadTenant
@@ -192,7 +193,9 @@ def review_queue_groups(
     response_model=LabelsCreated,
     responses=error_responses(400, 403, 404),
 )
-def add_reviews(request: Request, caller: ReviewTenant, body: LabelIn) -> dict[str, Any]:
+def add_reviews(
+    request: Request, caller: ReviewTenant, body: LabelIn, tasks: BackgroundTasks
+) -> dict[str, Any]:
     """Store one label for every turn named (one review each, same note and reviewer);
     they leave the review queue. 404, storing nothing, when a turn is unknown; 403 for a
     token without the review permission."""
@@ -222,6 +225,7 @@ def add_reviews(request: Request, caller: ReviewTenant, body: LabelIn) -> dict[s
             for review in reviews
         ]
     )
+    export_labels(request, tasks, tenant, turn_ids, body.label)
     return {"reviews": [{**review, "created_at": created} for review in reviews]}
 
 

@@ -4,7 +4,9 @@ the verdict delay; and handing verification requests on.
 One insert per table for a round's results, through the pipeline's held inserts
 (`collector.ingest.retry`): a verdict is never dropped while the store cannot write.
 A turn's evidence (snapshots, citation backings) is stored before its turn row, so a
-reader that sees the turn sees its evidence too.
+reader that sees the turn sees its evidence too. Once a round's turn and finding rows are
+stored, their verdict versions go to the export outbox (`collector.export.outbox`), which
+only appends: export costs judging a record's encoding and a write to the page cache.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from factledger.collector import rows
+from factledger.collector.export.base import VerdictRecord
+from factledger.collector.export.records import DEFAULT_DASHBOARD_URL, verdict_records
 from factledger.collector.ingest.admission import Backlog
 from factledger.collector.ingest.retry import Send
 from factledger.collector.judge.turn_judge import Judged
@@ -23,6 +27,9 @@ from factledger.processors.judging.core import VerificationRequest
 
 Submit = Callable[[int, Sequence[VerificationRequest]], None]
 """Hands a judge's verification requests to the verification stage."""
+
+Export = Callable[[Sequence[VerdictRecord]], None]
+"""Accepts stored verdict versions for export; never blocks on a target (`Outbox.append`)."""
 
 
 class VerdictWriter:
@@ -39,6 +46,8 @@ class VerdictWriter:
         *,
         snapshots: Send,
         evidence: Send,
+        export: Export | None = None,
+        dashboard_url: str = DEFAULT_DASHBOARD_URL,
     ) -> None:
         self._turns = turns
         self._findings = findings
@@ -48,6 +57,8 @@ class VerdictWriter:
         self._backlog = backlog
         self._metrics = metrics
         self._verify = verify
+        self._export = export
+        self._dashboard_url = dashboard_url
 
     def write(self, results: Sequence[Judged], judge: int = 0) -> None:
         """Store `results`' rows and count them; only then do their spans stop counting
@@ -64,11 +75,15 @@ class VerdictWriter:
                 self._snapshots(snapshot_rows)
             if evidence_rows:
                 self._evidence(evidence_rows)
-            if turn_rows and self._turns(turn_rows):
+            turns_stored = bool(turn_rows) and self._turns(turn_rows)
+            if turns_stored:
                 delays = rows.first_verdict_delays(turn_rows, int(time.time() * 1000))
                 self._metrics.observe(VERDICT_DELAY, *delays)
             if finding_rows:
                 self._findings(finding_rows)
+            if turns_stored and self._export is not None:
+                replies = [reply for judged in results for reply in judged.replies]
+                self._export(verdict_records(turn_rows, finding_rows, replies, self._dashboard_url))
             if answer_rows:
                 self._verifications(answer_rows)
             requests = [request for judged in results for request in judged.requests]

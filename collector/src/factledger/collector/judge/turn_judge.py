@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from factledger.collector import evidence_rows, rows
+from factledger.collector.export.records import ReplyRef, version_cause
 from factledger.collector.judge.clock_skew import SKEW_BOUND_SECONDS, turn_times
 from factledger.collector.redaction import Redactor
 from factledger.processors.assembly.assembler import AssembledTurn, PriorVerdict
@@ -80,6 +81,8 @@ class Judged:
     """`snapshots` rows of the judged turns' document reads (`judged_evidence_rows`)."""
     evidence_rows: list[Row] = field(default_factory=list)
     """`turn_evidence` rows: one per judged turn, its snapshots and citation backings."""
+    replies: list[ReplyRef] = field(default_factory=list)
+    """Per turn row, the reply's span and why the version exists (for verdict export)."""
     counts: list[Count] = field(default_factory=list)
     open_turns: int = 0
     flushed: bool = False
@@ -171,6 +174,18 @@ def _merged(counts: Sequence[Count]) -> list[Count]:
     return [Count(name, amount, labels) for (name, labels), amount in totals.items()]
 
 
+def _reply_ref(assembled: AssembledTurn, *, settled: bool) -> ReplyRef:
+    turn = assembled.turn
+    return ReplyRef(
+        tenant=turn.tenant,
+        turn_id=turn.turn_id,
+        version=assembled.version,
+        span_id=turn.reply_span_id,
+        response_id=turn.response_id,
+        cause=version_cause(assembled.version, settled=settled),
+    )
+
+
 class TurnJudge:
     """The service's runner of the judging core: stored spans in, rows and counts out.
     With `verify`, each verdict's checkable names come back as requests (`Judged.requests`)
@@ -227,14 +242,22 @@ class TurnJudge:
         settlement a later version overtook is counted as stale."""
         judgement = self._core.settle(settlements)
         # Not counted again as validated: the turn was, and verification counts its own.
-        judged = self._judged(judgement, assembled=0, flushed=False, count_verdicts=False)
+        judged = self._judged(
+            judgement, assembled=0, flushed=False, count_verdicts=False, settled=True
+        )
         stale = len(settlements) - len(judgement.turns)
         if stale > 0:
             judged.counts.append(Count("factledger_verifications_stale_total", stale))
         return judged
 
     def _judged(
-        self, judgement: Judgement, *, assembled: int, flushed: bool, count_verdicts: bool = True
+        self,
+        judgement: Judgement,
+        *,
+        assembled: int,
+        flushed: bool,
+        count_verdicts: bool = True,
+        settled: bool = False,
     ) -> Judged:
         validated_at = datetime.now(UTC)
         result = Judged(assembled=assembled, open_turns=judgement.open_turns, flushed=flushed)
@@ -255,6 +278,7 @@ class TurnJudge:
                 counts.append(drop_count(Drop.TURN_FAILED))
                 continue
             result.turn_rows.append(turn_row)
+            result.replies.append(_reply_ref(judged.assembled, settled=settled))
             result.finding_rows.extend(findings)
             result.verification_rows.extend(verifications)
             result.snapshot_rows.extend(snapshots)

@@ -1,6 +1,6 @@
 """Alerts: the rules and their current state per group, what fires now, and the history
-of fired and resolved alerts (GET /alerts/rules and GET /alerts). A service without
-alerting (404) gets a message."""
+of fired and resolved alerts (GET /alerts/rules and GET /alerts), and a line per verdict
+export target (GET /export/status). A service without alerting (404) gets a message."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from factledger.dashboard import charts
-from factledger.dashboard.client import ApiClient, NotFound
+from factledger.dashboard.client import ApiClient, ExportTargetStatus, NotFound
 from factledger.dashboard.figures import parse_time, time_format
 from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.ui import percent, when
@@ -79,6 +79,8 @@ def render(api: ApiClient) -> None:
     else:
         st.info("The rules have not been evaluated yet, or no group has turns in the window.")
 
+    _export_section(api)
+
     st.subheader("History")
     if history:
         now = datetime.now(UTC)
@@ -95,6 +97,39 @@ def render(api: ApiClient) -> None:
         st.dataframe(history_rows(history), hide_index=True)
     else:
         st.info("No alert has fired yet.")
+
+
+def _export_section(api: ApiClient) -> None:
+    try:
+        targets = api.export_status()["targets"]
+    except NotFound:
+        return  # a service from before verdict export: nothing to say
+    st.subheader("Verdict export")
+    if not targets:
+        st.caption("No export target is configured (`[export]` in the settings file).")
+        return
+    for target in targets:
+        line = export_line(target)
+        if target["pending"] and target["lag_seconds"] > EXPORT_LAG_WARNING_SECONDS:
+            st.warning(line, icon=":material/schedule_send:")
+        else:
+            st.markdown(line)
+
+
+EXPORT_LAG_WARNING_SECONDS = 300.0
+"""A target whose oldest pending verdict has waited longer than this shows as a warning."""
+
+
+def export_line(target: ExportTargetStatus) -> str:
+    """One export target's counts as a line of Markdown (every value escaped)."""
+    dropped = {reason: n for reason, n in target["dropped"].items() if n}
+    drops = ", ".join(f"{markdown_text(r)} {n}" for r, n in sorted(dropped.items()))
+    lag = f", oldest waiting {target['lag_seconds']:.0f} s" if target["pending"] else ""
+    return (
+        f"**{markdown_text(target['target'])}**: {target['sent']} sent, "
+        f"{target['retried']} retried, {sum(dropped.values())} dropped"
+        f"{f' ({drops})' if drops else ''}, {target['pending']} pending{lag}"
+    )
 
 
 def _dicts(value: Any) -> list[Mapping[str, Any]]:

@@ -404,6 +404,8 @@ def build_turn(spans: TurnSpans) -> Turn:
             calls=(*calls, *read.history_tool_calls),
         ),
         speakers=tuple(dict.fromkeys(named)),
+        reply_span_id=final.span_id if final is not None else (agent.span_id if agent else ""),
+        response_id=final.response_id if final is not None else "",
     )
 
 
