@@ -9,8 +9,8 @@ import sys
 # Synchronous logging: the trace must be in the server when this prints its ids.
 os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
 
-import mlflow  # noqa: E402
-from mlflow import MlflowClient  # noqa: E402
+import mlflow
+from mlflow import MlflowClient
 
 
 def trace(uri: str) -> None:
@@ -37,6 +37,7 @@ def assessments(uri: str, trace_id: str) -> None:
             "source_type": a.source.source_type,
             "source_id": a.source.source_id,
             "valid": a.valid,
+            "overrides": a.overrides,
         }
         for a in info.assessments
     ]

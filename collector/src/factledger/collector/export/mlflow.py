@@ -6,10 +6,12 @@ CODE `factledger`, on trace `tr-<trace_id>` (MLflow's id of a trace whose OTel i
 `trace_id`) and span `span_id`, with FactLedger's metadata (score 1.0/0.5/0.0 among it).
 
 Later versions update in place. Assessment ids are MLflow's own, so each record first
-reads the trace's assessments: one of the same turn and name is updated when its
+reads the trace's valid assessments: one of the same turn and name is updated when its
 `factledger.version` is older and left alone when it is not (a retried batch writes
-nothing twice); one whose kind the new version no longer finds is marked not valid,
-which MLflow shows as superseded. New names are created.
+nothing twice). One whose kind the new version no longer finds is overridden by a
+`pass` assessment of that version (MLflow's override: the old one is marked not valid
+and kept as history); the tracking server's update cannot set `valid` itself. New names
+are created.
 
 Sent over the tracking server's REST API (`/api/3.0/mlflow/traces/...`) with httpx, not
 with `mlflow-skinny`: its client retries with back-off set by process-wide environment
@@ -58,6 +60,14 @@ def assessment(record: VerdictRecord, score: Score) -> dict[str, object]:
     }
 
 
+def cleared(record: VerdictRecord, name: str, prior_id: str) -> dict[str, object]:
+    """An assessment that overrides `prior_id`: a kind the new version no longer finds.
+    MLflow marks the overridden one not valid and shows this one in its place."""
+    kind = name.removeprefix("factledger.")
+    score = Score(name, kind, "pass", 1.0, f"FactLedger no longer finds {kind} issues.", ())
+    return {**assessment(record, score), "overrides": prior_id}
+
+
 def _version(existing: Mapping[str, Any]) -> int:
     try:
         return int(existing.get("metadata", {}).get("factledger.version", "0"))
@@ -94,29 +104,31 @@ class MlflowTarget:
     def _deliver_one(self, record: VerdictRecord, deadline: Deadline) -> None:
         path = f"/traces/{mlflow_trace_id(record)}"
         info = self._call("GET", path, None, deadline).json()["trace"]["trace_info"]
-        ours = {a["assessment_name"]: a for a in info.get("assessments", []) if _of_turn(a, record)}
+        ours = {
+            a["assessment_name"]: a
+            for a in info.get("assessments", [])
+            if _of_turn(a, record) and a.get("valid", True)
+        }
         wanted = scores(record)
         for score in wanted:
-            body = assessment(record, score)
             prior = ours.get(score.name)
             if prior is None:
-                self._call("POST", f"{path}/assessments", {"assessment": body}, deadline)
+                self._create(path, assessment(record, score), deadline)
             elif _version(prior) < record.version:
-                # A prior version may have marked it not valid: this version finds it again.
                 update = {
-                    "assessment": {**body, "valid": True},
-                    "update_mask": "feedback,rationale,metadata,valid",
+                    "assessment": assessment(record, score),
+                    "update_mask": "feedback,rationale,metadata",
                 }
                 self._call(
                     "PATCH", f"{path}/assessments/{prior['assessment_id']}", update, deadline
                 )
         names = {score.name for score in wanted}
         for name, prior in ours.items():
-            if name not in names and prior.get("valid", True) and _version(prior) < record.version:
-                update = {"assessment": {"valid": False}, "update_mask": "valid"}
-                self._call(
-                    "PATCH", f"{path}/assessments/{prior['assessment_id']}", update, deadline
-                )
+            if name not in names and _version(prior) < record.version:
+                self._create(path, cleared(record, name, prior["assessment_id"]), deadline)
+
+    def _create(self, path: str, body: dict[str, object], deadline: Deadline) -> None:
+        self._call("POST", f"{path}/assessments", {"assessment": body}, deadline)
 
     def _call(
         self, method: str, path: str, body: object | None, deadline: Deadline

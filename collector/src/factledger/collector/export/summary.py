@@ -8,6 +8,7 @@ score). A kind's verdict is the worst verdict among its findings.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from factledger.collector.export.base import ExportedFinding, Verdict, VerdictRecord
@@ -52,7 +53,7 @@ def scores(record: VerdictRecord) -> tuple[Score, ...]:
 
 
 def _kind_score(kind: str, found: list[ExportedFinding]) -> Score:
-    verdict = max((f.verdict for f in found), key=_SEVERITY.__getitem__)
+    verdict = _worst(f.verdict for f in found)
     return Score(
         name=f"factledger.{kind}",
         kind=kind,
@@ -61,6 +62,14 @@ def _kind_score(kind: str, found: list[ExportedFinding]) -> Score:
         explanation=explanation(found),
         tokens=tuple(dict.fromkeys(f.token for f in found)),
     )
+
+
+def _worst(verdicts: Iterable[Verdict]) -> Verdict:
+    worst: Verdict = "pass"
+    for verdict in verdicts:
+        if _SEVERITY[verdict] > _SEVERITY[worst]:
+            worst = verdict
+    return worst
 
 
 def explanation(findings: tuple[ExportedFinding, ...] | list[ExportedFinding]) -> str:
