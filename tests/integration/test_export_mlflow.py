@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,7 +98,7 @@ def test_assessments_on_the_trace_and_a_later_version_updates(mlflow_url: str) -
     target.shutdown()
 
 
-def test_a_trace_mlflow_does_not_have_yet_stays_retryable(mlflow_url: str, tmp_path: Path) -> None:
+def test_a_trace_mlflow_does_not_have_yet_stays_retryable(mlflow_url: str) -> None:
     target = mlflow.build({"tracking_uri": mlflow_url})
     with pytest.raises(TargetUnavailable, match="404"):
         target.deliver([record(trace_id="0" * 31 + "1")], 10)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,7 +16,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from factledger.collector.export import phoenix
-from factledger.collector.export.base import ExportTarget, TargetUnavailable, VerdictRecord
+from factledger.collector.export.base import (
+    ExportTarget,
+    TargetUnavailable,
+    VerdictRecord,
+)
 from tests.integration.export_records import later, record
 from tests.integration.peers import free_port, peer_bin, serving
 
@@ -88,7 +91,7 @@ def stored_annotations(url: str, span_id: str) -> dict[str, list[dict[str, Any]]
 
 def test_verdicts_show_on_the_span_and_a_later_version_replaces(phoenix_url: str) -> None:
     trace_id, span_id = agent_span(phoenix_url)
-    target = phoenix.build({"endpoint": phoenix_url})
+    target = phoenix.build({"endpoint": phoenix_url, "project": PROJECT})
     first = record(trace_id=trace_id, span_id=span_id)
     deliver_when_stored(target, [first])
 
@@ -112,14 +115,46 @@ def test_verdicts_show_on_the_span_and_a_later_version_replaces(phoenix_url: str
         "factledger.claim": 1,
     }
 
-    target.deliver([later(first)], 10)
+    second = later(first)
+    target.deliver([second], 10)
+    target.deliver([second], 10)
+    now = stored_annotations(phoenix_url, span_id)
+    assert {name: len(rows) for name, rows in now.items()} == {
+        "factledger.verdict": 1,
+        "factledger.identifier": 1,
+        "factledger.claim": 1,
+    }
+    for name in ("factledger.verdict", "factledger.identifier", "factledger.claim"):
+        [row] = now[name]
+        assert (row["result"]["label"], row["result"]["score"]) == ("pass", 1.0), name
+        assert row["metadata"]["factledger.version"] == 2
+    assert "no longer finds identifier" in now["factledger.identifier"][0]["result"]["explanation"]
+    target.shutdown()
+
+
+def test_a_batch_with_two_versions_of_a_turn_leaves_the_later(phoenix_url: str) -> None:
+    trace_id, span_id = agent_span(phoenix_url)
+    target = phoenix.build({"endpoint": phoenix_url, "project": PROJECT})
+    first = record(trace_id=trace_id, span_id=span_id, turn_id="turn-batch")
+    deliver_when_stored(target, [later(first), first])
     [verdict] = stored_annotations(phoenix_url, span_id)["factledger.verdict"]
-    assert (verdict["result"]["label"], verdict["result"]["score"]) == ("pass", 1.0)
     assert verdict["metadata"]["factledger.version"] == 2
     target.shutdown()
 
 
-def test_a_span_phoenix_never_received_stays_retryable(phoenix_url: str, tmp_path: Path) -> None:
+def test_a_later_version_read_in_another_project_is_retried_saying_so(phoenix_url: str) -> None:
+    trace_id, span_id = agent_span(phoenix_url)
+    right = phoenix.build({"endpoint": phoenix_url, "project": PROJECT})
+    first = record(trace_id=trace_id, span_id=span_id, turn_id="turn-project")
+    deliver_when_stored(right, [first])
+    wrong = phoenix.build({"endpoint": phoenix_url, "project": "no-such-project"})
+    with pytest.raises(TargetUnavailable, match="another project"):
+        wrong.deliver([later(first)], 10)
+    right.shutdown()
+    wrong.shutdown()
+
+
+def test_a_span_phoenix_never_received_stays_retryable(phoenix_url: str) -> None:
     target = phoenix.build({"endpoint": phoenix_url})
     with pytest.raises(TargetUnavailable, match="404"):
         target.deliver([record(span_id="00000000000000ab")], 10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from factledger.collector.export.base import ExportedFinding
 from factledger.collector.export.summary import (
     MAX_EXPLANATION_CHARS,
+    latest,
     metadata,
     scores,
     stable_id,
@@ -63,3 +64,10 @@ def test_stable_ids_depend_on_their_parts_only() -> None:
     assert stable_id("acme", "turn-1") != stable_id("acme", "turn-2")
     assert stable_id("a", "b c") != stable_id("a b", "c")
     assert len(stable_id("x")) == 32
+
+
+def test_latest_keeps_each_turns_highest_version_in_first_seen_order() -> None:
+    first, other = record(), record(turn_id="turn-2")
+    second = later(first)
+    assert latest([first, other, second]) == [second, other]
+    assert latest([second, first]) == [second]

@@ -97,6 +97,17 @@ def metadata(record: VerdictRecord, score: Score) -> dict[str, str | int]:
     return found
 
 
+def latest(records: Iterable[VerdictRecord]) -> list[VerdictRecord]:
+    """The highest version of each turn in `records`, in the order turns first appear: a
+    batch may hold two versions of one turn, and only the later one should stand."""
+    found: dict[tuple[str, str], VerdictRecord] = {}
+    for record in records:
+        key = (record.tenant, record.turn_id)
+        if key not in found or record.version > found[key].version:
+            found[key] = record
+    return list(found.values())
+
+
 def stable_id(*parts: str) -> str:
     """A deterministic id of `parts`: the same turn and name give the same id in every
     version and every retry, which is what lets an upserting target replace, not add."""
