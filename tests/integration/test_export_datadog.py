@@ -45,6 +45,7 @@ def test_one_batch_one_request_joined_on_the_span(intake: RecordingServer) -> No
     assert "ORD-1 was never returned by a tool" in verdict["reasoning"]
     assert "factledger_turn_id:turn-1" in verdict["tags"]
     assert "factledger_version:1" in verdict["tags"]
+    assert verdict["metadata"]["factledger.turn_url"] == first.turn_url
     assert [m["label"] for m in metrics[:3]] == [
         "factledger_verdict",
         "factledger_identifier",
@@ -61,7 +62,7 @@ def test_a_later_version_is_newer_by_its_timestamp(intake: RecordingServer) -> N
     assert old["join_on"] == new["join_on"] and old["label"] == new["label"]
     assert new["timestamp_ms"] > old["timestamp_ms"]
     assert (new["categorical_value"], new["assessment"]) == ("pass", "pass")
-    assert new["ml_app"] == first.service_name
+    assert new["ml_app"] == first.service_name.lower()
 
 
 def test_the_site_names_the_intake_host() -> None:

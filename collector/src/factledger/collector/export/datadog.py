@@ -3,8 +3,9 @@
 Each verdict version becomes categorical evaluation metrics joined on the span:
 `factledger_verdict` (value reject/flag/pass) and one `factledger_<kind>` per finding
 kind (Datadog's evaluation labels take letters, digits and underscores), with the
-findings' messages as reasoning, `assessment` pass or fail, and FactLedger's metadata as
-`key:value` tags. One POST per batch to the documented intake
+findings' messages as reasoning, `assessment` pass or fail, and FactLedger's metadata
+both as the metric's `metadata` and as `key:value` tags (tags are what Datadog filters
+and groups on). One POST per batch to the documented intake
 `/api/intake/llm-obs/v2/eval-metric`, with the `DD-API-KEY` header.
 
 Ids: a span sent to Datadog by OTel keeps its 128-bit trace id in hex, while Datadog
@@ -38,8 +39,9 @@ MAX_TAG_CHARS = 200
 
 
 def label(score: Score) -> str:
-    """The evaluation label of a score: dots and dashes as underscores."""
-    return "".join(c if c.isalnum() else "_" for c in score.name)
+    """The evaluation label of a score: Datadog takes ASCII letters, digits and
+    underscores only, so anything else becomes an underscore."""
+    return "".join(c if c.isascii() and c.isalnum() else "_" for c in score.name)
 
 
 def tags(record: VerdictRecord, score: Score) -> list[str]:
@@ -52,7 +54,8 @@ def metric(record: VerdictRecord, score: Score, ml_app: str | None) -> dict[str,
     """One evaluation metric of one verdict version."""
     return {
         "join_on": {"span": {"trace_id": record.trace_id, "span_id": str(int(record.span_id, 16))}},
-        "ml_app": ml_app or record.service_name,
+        # Datadog's application names are lowercase; a service name may not be.
+        "ml_app": ml_app or record.service_name.lower(),
         "timestamp_ms": record.judged_at_ms,
         "metric_type": "categorical",
         "label": label(score),
@@ -60,6 +63,7 @@ def metric(record: VerdictRecord, score: Score, ml_app: str | None) -> dict[str,
         "assessment": "pass" if score.verdict == "pass" else "fail",
         "reasoning": score.explanation,
         "tags": tags(record, score),
+        "metadata": metadata(record, score),
     }
 
 
