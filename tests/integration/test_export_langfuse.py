@@ -1,7 +1,8 @@
 """The Langfuse target against a loopback intake that records what it is sent.
 
-Langfuse itself does not run here: these tests hold the target to Langfuse's documented
-`POST /api/public/scores` shape, its Basic auth and its upsert ids.
+Langfuse itself does not run here: these tests hold the target, through the `langfuse`
+SDK's REST client, to `POST /api/public/scores`: its shape, its Basic auth, its upsert
+ids and its 202/207 answers.
 """
 
 from __future__ import annotations
@@ -12,14 +13,17 @@ from collections.abc import Iterator
 import pytest
 
 from factledger.collector.export import langfuse
+from factledger.collector.export.base import TargetRefused
 from factledger.collector.export.summary import stable_id
 from tests.integration.export_records import later, record
-from tests.integration.recording_server import RecordingServer
+from tests.integration.recording_server import Answer, RecordingServer
+
+ACCEPTED = Answer(202, {"message": "Accepted"})
 
 
 @pytest.fixture
 def intake() -> Iterator[RecordingServer]:
-    server = RecordingServer()
+    server = RecordingServer([ACCEPTED])
     yield server
     server.close()
 
@@ -30,10 +34,10 @@ def test_one_score_for_the_verdict_and_one_per_kind_on_the_span(intake: Recordin
     assert target.deliver([first], timeout_seconds=5).count == 1
     target.shutdown()
 
-    assert [(r.method, r.path) for r in intake.requests] == [("POST", "/api/public/scores")] * 3
-    expected_auth = "Basic " + base64.b64encode(b"pk-lf:sk-lf").decode()
-    assert {r.headers["authorization"] for r in intake.requests} == {expected_auth}
-    bodies = {r.body["name"]: r.body for r in intake.requests}
+    [sent] = intake.requests
+    assert (sent.method, sent.path) == ("POST", "/api/public/scores")
+    assert sent.headers["authorization"] == "Basic " + base64.b64encode(b"pk-lf:sk-lf").decode()
+    bodies = {body["name"]: body for body in sent.body}
     assert list(bodies) == ["factledger.verdict", "factledger.identifier", "factledger.claim"]
     verdict = bodies["factledger.verdict"]
     assert verdict["traceId"] == first.trace_id
@@ -44,7 +48,7 @@ def test_one_score_for_the_verdict_and_one_per_kind_on_the_span(intake: Recordin
     assert verdict["metadata"]["factledger.version"] == 1
     assert verdict["metadata"]["factledger.score"] == 0.0
     assert verdict["metadata"]["factledger.turn_url"] == first.turn_url
-    assert verdict["timestamp"].endswith("+00:00")
+    assert verdict["timestamp"].startswith("2026-05-28T")
     assert "source" not in verdict
     claim = bodies["factledger.claim"]
     assert (claim["value"], claim["metadata"]["factledger.tokens"]) == ("flag", "shipped")
@@ -56,17 +60,13 @@ def test_ids_are_the_same_in_a_retry_and_a_later_version(intake: RecordingServer
     target.deliver([first], 5)
     target.deliver([first], 5)
     target.deliver([later(first)], 5)
-    ids = [r.body["id"] for r in intake.requests]
-    first_ids, retry_ids, later_ids = ids[:3], ids[3:6], ids[6:]
-    assert first_ids == retry_ids
-    assert [r.body["timestamp"] for r in intake.requests[:3]] == [
-        r.body["timestamp"] for r in intake.requests[3:6]
-    ]
-    assert later_ids == [stable_id("acme", "turn-1", "factledger.verdict")] == first_ids[:1]
-    assert intake.requests[6].body["value"] == "pass"
-    other_turn = record(turn_id="turn-2")
-    target.deliver([other_turn], 5)
-    assert intake.requests[-1].body["id"] not in ids
+    sent, retried, second = (r.body for r in intake.requests)
+    assert retried == sent
+    assert [body["id"] for body in second] == [sent[0]["id"]]
+    assert sent[0]["id"] == stable_id("acme", "turn-1", "factledger.verdict")
+    assert second[0]["value"] == "pass"
+    target.deliver([record(turn_id="turn-2")], 5)
+    assert intake.requests[-1].body[0]["id"] not in {body["id"] for body in sent}
 
 
 def test_an_annotation_config_sends_the_verdict_to_review_queues(intake: RecordingServer) -> None:
@@ -80,7 +80,20 @@ def test_an_annotation_config_sends_the_verdict_to_review_queues(intake: Recordi
         }
     )
     target.deliver([record()], 5)
-    verdict, *kinds = [r.body for r in intake.requests]
+    verdict, *kinds = intake.requests[0].body
     assert (verdict["source"], verdict["configId"]) == ("ANNOTATION", "cfg-1")
     assert all("source" not in body for body in kinds)
     assert {body["environment"] for body in (verdict, *kinds)} == {"production"}
+
+
+def test_scores_langfuse_rejects_in_a_207_are_refused() -> None:
+    server = RecordingServer(
+        [Answer(207, {"accepted": 2, "rejected": 1, "errors": [{"message": "bad config"}]})]
+    )
+    target = langfuse.build({"host": server.url, "public_key": "pk", "secret_key": "sk"})
+    try:
+        with pytest.raises(TargetRefused, match="refused 1 of 3 scores"):
+            target.deliver([record()], 5)
+    finally:
+        target.shutdown()
+        server.close()

@@ -15,9 +15,11 @@ With `annotation_config_id` set, the verdict score goes with `source: ANNOTATION
 that score config (Langfuse requires one there), so it feeds an annotation queue's
 reviewers as a prefilled score to confirm.
 
-Sent with httpx, one POST /api/public/scores per score, not with the `langfuse` SDK:
-its `create_score` hands the score to a background thread and never reports how the
-request ended, so a 401 could not be told from a 429, and the outbox needs exactly that.
+Sent with the `langfuse` SDK's REST client (`langfuse.api.LangfuseAPI`), one
+`POST /api/public/scores` per batch, not with `Langfuse.create_score`: that one hands
+the score to a background thread and never reports how the request ended, and the
+outbox must tell a 401 from a 429. The REST client is given an httpx client of ours (so
+each call keeps the batch's deadline) and no retries of its own (the outbox retries).
 """
 
 from __future__ import annotations
@@ -26,42 +28,60 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 
 import httpx
+from langfuse.api import LangfuseAPI
+from langfuse.api.commons.types.score_data_type import ScoreDataType
+from langfuse.api.core.api_error import ApiError
+from langfuse.api.scores.types import (
+    CreateScoreBatchResults,
+    CreateScoreRequest,
+    CreateScoreSource,
+)
 
 from factledger.collector.export import options as read
-from factledger.collector.export.base import Delivered, ExportTarget, VerdictRecord
-from factledger.collector.export.http_errors import Deadline, send
+from factledger.collector.export.base import (
+    Delivered,
+    ExportTarget,
+    TargetRefused,
+    VerdictRecord,
+)
+from factledger.collector.export.http_errors import (
+    Deadline,
+    error_for_status,
+    error_for_transport,
+)
 from factledger.collector.export.summary import Score, metadata, scores, stable_id
 
 NAME = "langfuse"
 
-SCORES_PATH = "/api/public/scores"
 
-
-def score_body(
+def score_request(
     record: VerdictRecord,
     score: Score,
     environment: str | None = None,
     annotation_config_id: str | None = None,
-) -> dict[str, object]:
-    """The JSON body of one score of one verdict version."""
-    when = dt.datetime.fromtimestamp(record.judged_at_ms / 1000, tz=dt.UTC)
-    body: dict[str, object] = {
-        "id": stable_id(record.tenant, record.turn_id, score.name),
-        "traceId": record.trace_id,
-        "observationId": record.span_id,
-        "name": score.name,
-        "value": score.verdict,
-        "dataType": "CATEGORICAL",
-        "comment": score.explanation,
-        "metadata": {**metadata(record, score), "factledger.score": score.value},
-        "timestamp": when.isoformat(timespec="milliseconds"),
-    }
+) -> CreateScoreRequest:
+    """One score of one verdict version, as the SDK's REST client takes it."""
+    request = CreateScoreRequest(
+        id=stable_id(record.tenant, record.turn_id, score.name),
+        trace_id=record.trace_id,
+        observation_id=record.span_id,
+        name=score.name,
+        value=score.verdict,
+        # By value: mypy reads the SDK's enum members as plain strings.
+        data_type=ScoreDataType("CATEGORICAL"),
+        comment=score.explanation,
+        metadata={**metadata(record, score), "factledger.score": score.value},
+        timestamp=dt.datetime.fromtimestamp(record.judged_at_ms / 1000, tz=dt.UTC),
+    )
+    # Optional fields are set only when there: the client sends a field it was given as
+    # None as null, which is not the same as leaving it out.
+    extra: dict[str, object] = {}
     if environment is not None:
-        body["environment"] = environment
+        extra["environment"] = environment
     if annotation_config_id is not None and score.kind is None:
-        body["source"] = "ANNOTATION"
-        body["configId"] = annotation_config_id
-    return body
+        extra["source"] = CreateScoreSource("ANNOTATION")
+        extra["config_id"] = annotation_config_id
+    return request.model_copy(update=extra) if extra else request
 
 
 class LangfuseTarget:
@@ -75,7 +95,18 @@ class LangfuseTarget:
         environment: str | None = None,
         annotation_config_id: str | None = None,
     ) -> None:
-        self._http = httpx.Client(base_url=host, auth=httpx.BasicAuth(public_key, secret_key))
+        self._deadline: Deadline | None = None
+        # The client fixes a per-request timeout when it is built; this hook gives each
+        # request what is left of the batch's deadline instead.
+        self._http = httpx.Client(event_hooks={"request": [self._keep_deadline]})
+        self._api = LangfuseAPI(
+            base_url=host,
+            username=public_key,
+            password=secret_key,
+            x_langfuse_public_key=public_key,
+            x_langfuse_sdk_name="factledger",
+            httpx_client=self._http,
+        )
         self._environment = environment
         self._annotation_config_id = annotation_config_id
 
@@ -83,13 +114,36 @@ class LangfuseTarget:
     def name(self) -> str:
         return NAME
 
+    def _keep_deadline(self, request: httpx.Request) -> None:
+        if self._deadline is not None:
+            request.extensions["timeout"] = self._deadline.remaining().as_dict()
+
     def deliver(self, records: Sequence[VerdictRecord], timeout_seconds: float) -> Delivered:
-        deadline = Deadline(NAME, timeout_seconds)
-        for record in records:
-            for score in scores(record):
-                body = score_body(record, score, self._environment, self._annotation_config_id)
-                request = self._http.build_request("POST", SCORES_PATH, json=body)
-                send(NAME, self._http, request, deadline)
+        body = [
+            score_request(record, score, self._environment, self._annotation_config_id)
+            for record in records
+            for score in scores(record)
+        ]
+        if not body:
+            return Delivered(0)
+        self._deadline = Deadline(NAME, timeout_seconds)
+        try:
+            answer = self._api.scores.create(request=body, request_options={"max_retries": 0})
+        except ApiError as error:
+            mapped = error_for_status(NAME, error.status_code or 0, error.headers or {})
+            if mapped is not None:
+                raise mapped from error
+            # A 2xx whose body the client could not read: Langfuse took the batch.
+            return Delivered(len(records))
+        except httpx.TransportError as error:
+            raise error_for_transport(NAME, error) from error
+        if isinstance(answer, CreateScoreBatchResults) and answer.rejected:
+            # A 207: Langfuse took some scores and will never take the others (its
+            # reference: do not retry a 207). The reason counts them; the errors may
+            # quote what was sent.
+            raise TargetRefused(
+                f"{NAME} refused {answer.rejected} of {len(body)} scores of the batch"
+            )
         return Delivered(len(records))
 
     def shutdown(self) -> None:
