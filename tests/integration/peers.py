@@ -25,7 +25,7 @@ def peer_bin(peer: str, program: str) -> Path:
     """`program` of the virtualenv of `peer`, which must have been built whole."""
     venv = ROOT / ".peers" / peer
     if not (venv / ".installed").exists():
-        message = f"the {peer} virtualenv is missing: build it with `make .peers/{peer}/.installed`"
+        message = f"the {peer} virtualenv is missing: build it with `make peers`"
         if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
             pytest.fail(message)
         pytest.skip(message)
@@ -40,7 +40,7 @@ def free_port() -> int:
 
 @contextmanager
 def serving(
-    command: list[str], env: Mapping[str, str], ready_url: str, log: Path, timeout: float = 180
+    command: list[str], env: Mapping[str, str], ready_url: str, log: Path, timeout: float = 300
 ) -> Iterator[None]:
     """Run `command` until the block ends; enter once `ready_url` answers 200."""
     with log.open("wb") as out:

@@ -97,3 +97,13 @@ def test_scores_langfuse_rejects_in_a_207_are_refused() -> None:
     finally:
         target.shutdown()
         server.close()
+
+
+def test_a_batch_with_two_versions_of_a_turn_sends_the_later(intake: RecordingServer) -> None:
+    target = langfuse.build({"host": intake.url, "public_key": "pk", "secret_key": "sk"})
+    first = record()
+    assert target.deliver([first, later(first)], 5).count == 2
+    [sent] = intake.requests
+    assert [(body["name"], body["metadata"]["factledger.version"]) for body in sent.body] == [
+        ("factledger.verdict", 2)
+    ]

@@ -92,9 +92,11 @@ def test_assessments_on_the_trace_and_a_later_version_updates(mlflow_url: str) -
     assert new["overrides"] == old["assessment_id"]
 
     target.deliver([later(first)], 10)
-    assert len(in_mlflow("assessments", mlflow_url, created["trace_id"])) == len(
-        [a for rows in updated.values() for a in rows]
-    )
+    target.deliver([first], 10)
+    settled = in_mlflow("assessments", mlflow_url, created["trace_id"])
+    assert len(settled) == len([a for rows in updated.values() for a in rows])
+    [verdict_last] = by_name(settled)["factledger.verdict"]
+    assert verdict_last["value"] == "pass"
     target.shutdown()
 
 

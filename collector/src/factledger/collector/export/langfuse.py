@@ -49,7 +49,7 @@ from factledger.collector.export.http_errors import (
     error_for_status,
     error_for_transport,
 )
-from factledger.collector.export.summary import Score, metadata, scores, stable_id
+from factledger.collector.export.summary import Score, latest, metadata, scores, stable_id
 
 NAME = "langfuse"
 
@@ -121,7 +121,8 @@ class LangfuseTarget:
     def deliver(self, records: Sequence[VerdictRecord], timeout_seconds: float) -> Delivered:
         body = [
             score_request(record, score, self._environment, self._annotation_config_id)
-            for record in records
+            # Two versions of a turn share ids: only the later may go in one request.
+            for record in latest(records)
             for score in scores(record)
         ]
         if not body:

@@ -29,7 +29,7 @@ import httpx
 from factledger.collector.export import options as read
 from factledger.collector.export.base import Delivered, ExportTarget, VerdictRecord
 from factledger.collector.export.http_errors import Deadline, send
-from factledger.collector.export.summary import Score, metadata, scores
+from factledger.collector.export.summary import Score, latest, metadata, scores
 
 NAME = "mlflow"
 
@@ -97,7 +97,7 @@ class MlflowTarget:
 
     def deliver(self, records: Sequence[VerdictRecord], timeout_seconds: float) -> Delivered:
         deadline = Deadline(NAME, timeout_seconds)
-        for record in records:
+        for record in latest(records):
             self._deliver_one(record, deadline)
         return Delivered(len(records))
 
@@ -109,6 +109,8 @@ class MlflowTarget:
             for a in info.get("assessments", [])
             if _of_turn(a, record) and a.get("valid", True)
         }
+        if any(_version(prior) > record.version for prior in ours.values()):
+            return  # a later version is there already: this one would only step back
         wanted = scores(record)
         for score in wanted:
             prior = ours.get(score.name)
