@@ -13,8 +13,9 @@ replaced by a `pass` of that version, so no stale kind stays on the span.
 
 Sent with Phoenix's own client (`arize-phoenix-client`): it is maintained with the server,
 types the request body, and installs beside our pins. It is given an httpx client of ours,
-so each call keeps the batch's deadline. `sync=True` makes Phoenix answer for the batch:
-asynchronously it would accept annotations for spans it never stores.
+so each call keeps the batch's deadline. `sync=True` makes Phoenix answer for the batch
+once it has looked at the spans: asynchronously it answers first, and an annotation for
+a span it lacks would be lost unseen.
 """
 
 from __future__ import annotations
