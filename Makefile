@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP     := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit coverage browser install install-dev clean conformance-envs compiled
+.PHONY: run test lint typecheck unit coverage browser install install-dev clean conformance-envs peers compiled
 
 # The venv's own setuptools is brought up to what pyproject.toml builds with (a fresh venv
 # of Python 3.11 carries 65.x, which cannot read the SPDX license field).
@@ -48,7 +48,7 @@ typecheck: install-dev
 	$(BIN)/mypy
 	$(BIN)/pyright collector/src processors/src dashboard/src schemas/src verifiers/src
 
-unit: install-dev browser conformance-envs compiled
+unit: install-dev browser conformance-envs peers compiled
 	$(BIN)/pytest -q -p no:cacheprovider
 
 # Line coverage of the unit and integration tests, the service's child processes included
@@ -118,8 +118,23 @@ NODE_FOLDER := tests/conformance/node
 
 conformance-envs: $(CONFORMANCE_ENVS) .conformance/node/.installed
 
+# The export tests run real peer products (Phoenix, MLflow) on loopback, each from its own
+# virtualenv under .peers/ (their dependencies are heavy and clash with ours), built from
+# the pinned tests/peers/*.txt and rebuilt when that file changes.
+PEER_ENVS := $(patsubst tests/peers/%.txt,.peers/%/.installed,$(wildcard tests/peers/*.txt))
+
+.peers/%/.installed: tests/peers/%.txt
+	@echo "building the peer environment $* (.peers/$*)"
+	rm -rf .peers/$*
+	$(PYTHON) -m venv .peers/$*
+	.peers/$*/bin/python -m pip install --quiet --upgrade pip
+	.peers/$*/bin/python -m pip install --quiet --progress-bar off -r $<
+	touch $@
+
+peers: $(PEER_ENVS)
+
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .conformance build factledger/_mypyc *.egg-info .mypy_cache .pytest_cache .ruff_cache \
+	rm -rf $(VENV) .conformance .peers build factledger/_mypyc *.egg-info .mypy_cache .pytest_cache .ruff_cache \
 		.import_linter_cache .coverage .coverage.* htmlcov
