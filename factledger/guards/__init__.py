@@ -2,7 +2,7 @@
 
 `policy` decides, framework-neutral, from an OpenAI-style transcript of the turn;
 `telemetry` records each decision on the current OpenTelemetry span. One adapter module
-per framework (`pydantic_ai`, `openai_agents`, `smolagents`, `langchain`) builds the
+per framework (`for_pydantic_ai`, `for_openai_agents`, `for_smolagents`, `for_langchain`) builds the
 transcript from the framework's own run state and turns a decision into the framework's
 own kind of retry; each imports only its framework and `factledger` (docs/guards.md).
 """

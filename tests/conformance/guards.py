@@ -42,7 +42,6 @@ class GuardSetUp:
     id: str
     env: str
     program: str
-    packages: tuple[str, ...]
     exhausted_error: str
     """The type name of the framework's error that `on_exhausted="raise"` raises."""
     streams: bool = False

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -29,17 +30,27 @@ from .guards import (
 from .setups._common import FAILURE_TEXT, fabricated_sha
 from .setups._guarding import MAX_NUDGES
 
-PYDANTIC_AI = ("pydantic-ai-slim", "opentelemetry-sdk")
-
 GUARD_SETUPS = [
-    GuardSetUp("guard-pydantic-ai", "pydantic-ai", "guard_pydantic_ai", PYDANTIC_AI,
+    GuardSetUp("guard-pydantic-ai", "pydantic-ai", "guard_pydantic_ai",
                exhausted_error="UnexpectedModelBehavior"),
-    GuardSetUp("guard-pydantic-ai-events", "pydantic-ai", "guard_pydantic_ai", PYDANTIC_AI,
+    GuardSetUp("guard-pydantic-ai-events", "pydantic-ai", "guard_pydantic_ai",
                exhausted_error="UnexpectedModelBehavior", streams=True,
                extra_env={"GUARD_STREAM": "events"}),
-    GuardSetUp("guard-pydantic-ai-run-stream", "pydantic-ai", "guard_pydantic_ai", PYDANTIC_AI,
+    GuardSetUp("guard-pydantic-ai-run-stream", "pydantic-ai", "guard_pydantic_ai",
                exhausted_error="UnexpectedModelBehavior", streams=True, retries=False,
                extra_env={"GUARD_STREAM": "run_stream"}),
+    GuardSetUp("guard-openai-agents", "openai-agents-openinference", "guard_openai_agents",
+               exhausted_error="OutputGuardrailTripwireTriggered"),
+    GuardSetUp("guard-openai-agents-streamed", "openai-agents-openinference",
+               "guard_openai_agents", exhausted_error="OutputGuardrailTripwireTriggered",
+               streams=True, extra_env={"GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-smolagents-toolcalling", "smolagents", "guard_smolagents",
+               exhausted_error="AgentError", extra_env={"CONFORMANCE_AGENT": "toolcalling"}),
+    GuardSetUp("guard-smolagents-toolcalling-streamed", "smolagents", "guard_smolagents",
+               exhausted_error="AgentError", streams=True,
+               extra_env={"CONFORMANCE_AGENT": "toolcalling", "GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-smolagents-code", "smolagents", "guard_smolagents",
+               exhausted_error="AgentError", extra_env={"CONFORMANCE_AGENT": "code"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"
@@ -180,16 +191,26 @@ def test_a_commit_quoted_from_the_user_gets_the_echo_footnote_and_no_nudge(
 
 
 @pytest.mark.parametrize("setup", SETUPS)
-def test_each_check_and_nudge_is_recorded_on_the_run_span(
+def test_each_check_and_nudge_is_recorded_on_the_frameworks_spans(
     guard_runs: GuardRuns, setup: GuardSetUp
 ) -> None:
     run = guard_runs.of(setup)
-    [fab] = run.guard["guard-fab"]
     checks = 2 if setup.retries else 1
-    assert fab["attributes"]["factledger.guard.checks"] == checks
-    assert fab["attributes"]["factledger.guard.nudges"] == checks - 1
-    labels = [e["gen_ai.evaluation.score.label"] for e in fab["evaluations"]]
-    assert labels == (["reject", "pass"] if setup.retries else ["reject"])
-    [clean] = run.guard["guard-clean"]
-    assert clean["attributes"]["factledger.guard.action"] == "pass"
-    assert clean["attributes"]["factledger.guard.checks"] == 1
+    fab = _recorded(run.guard["guard-fab"])
+    assert fab["factledger.guard.checks"] == checks
+    assert fab["factledger.guard.nudges"] == checks - 1
+    assert fab["labels"] == (["reject", "pass"] if setup.retries else ["reject"])
+    clean = _recorded(run.guard["guard-clean"])
+    assert clean["factledger.guard.checks"] == 1
+    assert clean["labels"] == ["pass"]
+
+
+def _recorded(spans: list[dict[str, Any]]) -> dict[str, Any]:
+    """The guard's counts summed over a case's spans (one span per run, or one per step
+    where the framework checks inside each step's span) and its evaluations in order."""
+    totals: dict[str, Any] = {"factledger.guard.checks": 0, "factledger.guard.nudges": 0}
+    for span in spans:
+        for name in totals:
+            totals[name] += span["attributes"].get(name, 0)
+    totals["labels"] = [e["gen_ai.evaluation.score.label"] for s in spans for e in s["evaluations"]]
+    return totals

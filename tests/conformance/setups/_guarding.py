@@ -38,9 +38,12 @@ def run_guarded(
     conversation: Callable[[str, str], str],
     *,
     packages: Iterable[str],
+    instrument: Callable[[Any], object] | None = None,
 ) -> None:
     """Run each case's one request (`conversation(case, text)` returns the framework's
-    final output), with the spans caught in memory, and print the result line."""
+    final output), with the spans caught in memory, and print the result line.
+    `instrument(provider)` installs the framework's instrumentation, where the guard
+    records on the spans it makes."""
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -50,6 +53,8 @@ def run_guarded(
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
+    if instrument is not None:
+        instrument(provider)
     outputs: dict[str, str] = {}
     errors: dict[str, str] = {}
     guarded: dict[str, list[dict[str, Any]]] = {}

@@ -1,5 +1,5 @@
 """A Pydantic AI agent with FactLedger's guard as its output validator
-(`factledger.guards.pydantic_ai.guard`), on `OpenAIChatModel` pointed at the scripted LLM.
+(`factledger.guards.for_pydantic_ai.guard`), on `OpenAIChatModel` pointed at the scripted LLM.
 
 Modes (`GUARD_STREAM`): not streamed (`run_sync`); `events`: `run()` with an
 `event_stream_handler`, so every model request streams and output retries still happen;
@@ -18,7 +18,7 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from factledger.guards.pydantic_ai import guard
+from factledger.guards.for_pydantic_ai import guard
 from tests.conformance.setups import _common, _guarding
 
 INSTRUCTIONS = "You are a release engineer. Use git_push to push branches."

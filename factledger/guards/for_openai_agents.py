@@ -1,7 +1,7 @@
 """The guard around an OpenAI Agents SDK run: check the run's result, and retry the run
 with the nudge as the conversation's next user message.
 
-    from factledger.guards.openai_agents import run
+    from factledger.guards.for_openai_agents import run
     result = await run(agent, "Push branch main of acme/shop.")   # result.final_output: checked
 
 The SDK's output guardrails can only trip (`OutputGuardrailTripwireTriggered` ends the
@@ -120,7 +120,7 @@ async def _guarded(
             return result
         nudges: list[str] = []
         while True:
-            history = result.to_input_list()
+            history: list[Any] = result.to_input_list()
             decision = policy.decide(transcript_of(history), nudges_sent=len(nudges))
             telemetry.record(decision)
             if decision.action != "nudge":

@@ -1,7 +1,7 @@
 """The guard as a Pydantic AI output validator: a rejected reply raises `ModelRetry` with
 the nudge, so the model answers again inside the same run.
 
-    from factledger.guards.pydantic_ai import guard
+    from factledger.guards.for_pydantic_ai import guard
     agent = guard(Agent(model, tools=[git_push], retries={"output": 2}))
     result = agent.run_sync("Push branch main of acme/shop.")   # result.output: checked
 
@@ -123,7 +123,7 @@ def _request_messages(request: ModelRequest) -> list[dict[str, Any]]:
                         "is_error": part.outcome in _ERROR_OUTCOMES,
                     }
                 )
-        elif isinstance(part, RetryFeedbackPart | RetryPromptPart):  # type: ignore[misc]
+        elif isinstance(part, RetryFeedbackPart | RetryPromptPart):
             text = _text(part.content)
             # Only FactLedger's own nudges stand in the turn; other feedback is the
             # framework's business, as a user message it would start a new turn.
