@@ -40,6 +40,8 @@ from factledger.processors.verification.base import Verifier
 ResultT = TypeVar("ResultT", RunResult, RunResultStreaming)
 
 _tracer = trace.get_tracer("factledger.guards")
+"""The run's own span: the SDK traces to its own processors, not to OpenTelemetry, so
+the guard's decisions of one run share a span of the guard's."""
 
 
 def _policy(

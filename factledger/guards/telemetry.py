@@ -12,8 +12,11 @@ semantic conventions' shape: `gen_ai.evaluation.name` = `factledger.guard`,
 `gen_ai.evaluation.score.label` = the outcome, `gen_ai.evaluation.explanation` = the
 kinds, plus `factledger.guard.action`.
 
-Recording never raises into the agent's loop: without an SDK (or a recording span) the
-API's non-recording span takes the calls and does nothing.
+Where no span is recording when the adapter decides (a framework that runs its hooks
+outside its spans' context, or one without instrumentation), the decision gets a span of
+its own, `factledger.guard`, a child of whatever context is current. Without an SDK that
+span does not record either: the API's non-recording span takes the calls and does
+nothing, so recording never costs an agent without OpenTelemetry more than a check.
 """
 
 from __future__ import annotations
@@ -24,13 +27,25 @@ from factledger.guards.policy import Decision
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 EVALUATION_NAME = "factledger.guard"
+OWN_SPAN = "factledger.guard"
+
+_tracer = trace.get_tracer("factledger.guards")
 
 
-def record(decision: Decision, span: trace.Span | None = None) -> None:
-    """Record `decision` on `span` (default: the current span)."""
+def record(
+    decision: Decision, span: trace.Span | None = None, tracer: trace.Tracer | None = None
+) -> None:
+    """Record `decision` on `span` (default: the current span, else a span of its own,
+    made by `tracer`: default, the global provider's)."""
     span = span or trace.get_current_span()
-    if not span.is_recording():
+    if span.is_recording():
+        _write(span, decision)
         return
+    with (tracer or _tracer).start_as_current_span(OWN_SPAN) as own:
+        _write(own, decision)
+
+
+def _write(span: trace.Span, decision: Decision) -> None:
     kinds = list(decision.result.verdict.kinds)
     checks, nudges = _counts(span)
     span.set_attribute("factledger.guard.outcome", decision.outcome)

@@ -51,6 +51,11 @@ GUARD_SETUPS = [
                extra_env={"CONFORMANCE_AGENT": "toolcalling", "GUARD_STREAM": "streamed"}),
     GuardSetUp("guard-smolagents-code", "smolagents", "guard_smolagents",
                exhausted_error="AgentError", extra_env={"CONFORMANCE_AGENT": "code"}),
+    GuardSetUp("guard-langchain", "langchain", "guard_langchain",
+               exhausted_error="OutputParserException"),
+    GuardSetUp("guard-langchain-streamed", "langchain", "guard_langchain",
+               exhausted_error="OutputParserException", streams=True,
+               extra_env={"GUARD_STREAM": "streamed"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"

@@ -142,3 +142,14 @@ def test_each_decision_is_recorded_on_the_current_span() -> None:
     events = [e for e in span.events if e.name == EVALUATION_EVENT]
     labels = [e.attributes["gen_ai.evaluation.score.label"] for e in events if e.attributes]
     assert labels == ["reject", "pass"]
+
+
+def test_without_a_recording_span_a_decision_gets_a_span_of_its_own() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    record(GuardPolicy().decide(_transcript(FABRICATED)), tracer=provider.get_tracer("test"))
+    own = [s for s in exporter.get_finished_spans() if s.name == "factledger.guard"]
+    assert len(own) == 1
+    assert own[0].attributes is not None
+    assert own[0].attributes["factledger.guard.action"] == "nudge"

@@ -1,0 +1,113 @@
+"""The guard as LangChain `create_agent` middleware: after a model call that ends the
+turn (no tool calls), a rejected reply gets the nudge as a new message and the agent
+jumps back to the model.
+
+    from factledger.guards.for_langchain import FactLedgerGuard
+    agent = create_agent(model, tools=[git_push], middleware=[FactLedgerGuard()])
+    state = agent.invoke({"messages": [{"role": "user", "content": "Push ..."}]})
+
+`after_model` reads the turn from the agent state's messages (human, AI with tool calls,
+tool messages with their `status`, and the nudges already sent, which stay in the state
+as human messages that start with the nudge marker). A reply that passes is left as it
+is; a footnoted one replaces the last AI message (same id, so `add_messages` swaps it);
+with `on_exhausted="raise"`, LangChain's `OutputParserException` (the error of a model
+output that failed validation) is raised from `GuardExhausted`. `invoke`, `stream` and
+their async forms run the same nodes, streamed model calls included.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain_core.exceptions import OutputParserException
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from factledger.guards import telemetry
+from factledger.guards.policy import GuardPolicy, OnExhausted
+from factledger.processors.assembly.transcript import content_text
+from factledger.processors.verification.base import Verifier
+
+
+class FactLedgerGuard(AgentMiddleware[AgentState[Any], Any]):
+    """The guard's middleware; one instance serves every run of the agent (it keeps
+    no state of its own: the nudges sent are read from the messages)."""
+
+    def __init__(
+        self,
+        *,
+        max_nudges: int = 2,
+        on_exhausted: OnExhausted = "footnote",
+        verifiers: Sequence[Verifier] = (),
+        budget_seconds: float = 5.0,
+        policy: GuardPolicy | None = None,
+    ) -> None:
+        super().__init__()
+        self.policy = policy or GuardPolicy(
+            max_nudges=max_nudges,
+            on_exhausted=on_exhausted,
+            verifiers=verifiers,
+            budget_seconds=budget_seconds,
+        )
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        messages: list[BaseMessage] = list(state["messages"])
+        last = messages[-1] if messages else None
+        if not isinstance(last, AIMessage) or last.tool_calls:
+            return None
+        decision = self.policy.decide(transcript_of(messages))
+        telemetry.record(decision)
+        if decision.action == "nudge":
+            return {"messages": [HumanMessage(content=decision.nudge or "")], "jump_to": "model"}
+        if decision.action == "raise":
+            error = decision.error()
+            raise OutputParserException(str(error), llm_output=decision.reply) from error
+        if decision.action == "annotate":
+            return {"messages": [AIMessage(content=decision.reply, id=last.id)]}
+        return None
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
+
+
+def transcript_of(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    """LangChain messages as an OpenAI-style transcript (the last AI message last)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        text = content_text(message.content)
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": text})
+        elif isinstance(message, HumanMessage):
+            out.append({"role": "user", "content": text})
+        elif isinstance(message, AIMessage):
+            entry: dict[str, Any] = {"role": "assistant", "content": text}
+            if message.tool_calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": call.get("id") or "",
+                        "type": "function",
+                        "function": {
+                            "name": call["name"],
+                            "arguments": json.dumps(call.get("args") or {}, default=str),
+                        },
+                    }
+                    for call in message.tool_calls
+                ]
+            out.append(entry)
+        elif isinstance(message, ToolMessage):
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message.tool_call_id,
+                    "content": text,
+                    "is_error": message.status == "error",
+                }
+            )
+    return {"messages": out}
