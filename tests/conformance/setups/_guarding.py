@@ -13,6 +13,9 @@ The spans go to an in-memory exporter of the real SDK (no service needed): the r
 line holds, per case, the guard's attributes and evaluation events of every span that
 has them. The line, printed last: `{"versions", "outputs": {case: final output},
 "errors": {case: "ErrorType: message"}, "guard": {case: [span record, ...]}}`.
+
+For `benchmarks/guards.py`: `GUARD_BENCH=n` times n runs of each case instead (and the
+guard's decisions inside them), `GUARD_OFF=1` runs the framework without the guard.
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ def options(case: str) -> dict[str, Any]:
     """The guard's options for a case: `on_exhausted="raise"` under `guard-raise-`."""
     raising = case.startswith("guard-raise-")
     return {"max_nudges": MAX_NUDGES, "on_exhausted": "raise" if raising else "footnote"}
+
+
+def guarded() -> bool:
+    """False when the benchmark runs the framework alone (`GUARD_OFF=1`)."""
+    return os.environ.get("GUARD_OFF") != "1"
 
 
 def run_guarded(
@@ -55,6 +63,10 @@ def run_guarded(
     trace.set_tracer_provider(provider)
     if instrument is not None:
         instrument(provider)
+    bench = int(os.environ.get("GUARD_BENCH", "0"))
+    if bench:
+        _bench(conversation, bench, packages)
+        return
     outputs: dict[str, str] = {}
     errors: dict[str, str] = {}
     guarded: dict[str, list[dict[str, Any]]] = {}
@@ -72,6 +84,41 @@ def run_guarded(
         "errors": errors,
         "guard": guarded,
     }
+    sys.stdout.write("\n" + json.dumps(result) + "\n")
+    sys.stdout.flush()
+
+
+def _bench(conversation: Callable[[str, str], str], runs: int, packages: Iterable[str]) -> None:
+    """Time `runs` runs of each case (after three to warm up), and the guard's decisions
+    inside them; print `{"versions", "seconds": {case: [...]}, "decide": {case: [...]}}`."""
+    import time
+
+    from factledger.guards.policy import GuardPolicy
+
+    decide = GuardPolicy.decide
+    spent: list[float] = []
+
+    def timed(self: GuardPolicy, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return decide(self, *args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - started)
+
+    GuardPolicy.decide = timed  # type: ignore[method-assign]
+    seconds: dict[str, list[float]] = {}
+    decisions: dict[str, list[float]] = {}
+    for case, messages in _common.cases().items():
+        for _ in range(3):
+            conversation(case, messages[0])
+        spent.clear()
+        seconds[case] = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            conversation(case, messages[0])
+            seconds[case].append(time.perf_counter() - started)
+        decisions[case] = list(spent)
+    result = {"versions": _common.versions(packages), "seconds": seconds, "decide": decisions}
     sys.stdout.write("\n" + json.dumps(result) + "\n")
     sys.stdout.flush()
 

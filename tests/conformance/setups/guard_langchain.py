@@ -35,7 +35,7 @@ def main() -> None:
             model=model,
             tools=[git_push],
             system_prompt=SYSTEM,
-            middleware=[FactLedgerGuard(**_guarding.options(case))],
+            middleware=[FactLedgerGuard(**_guarding.options(case))] if _guarding.guarded() else [],
             name="release_engineer",
         )
         request = {"messages": [{"role": "user", "content": text}]}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agents import Agent, function_tool, set_tracing_disabled
+from agents import Agent, Runner, function_tool, set_tracing_disabled
 
 from factledger.guards.for_openai_agents import run, run_streamed
 from tests.conformance.setups import _common, _guarding
@@ -39,8 +39,18 @@ def main() -> None:
     streamed = _guarding.stream_mode() == "streamed"
     loop = asyncio.new_event_loop()
 
+    async def plain(text: str) -> str:
+        if streamed:
+            result = Runner.run_streamed(agent, text)
+            async for _ in result.stream_events():
+                pass
+            return str(result.final_output)
+        return str((await Runner.run(agent, text)).final_output)
+
     def conversation(case: str, text: str) -> str:
         options = _guarding.options(case)
+        if not _guarding.guarded():
+            return loop.run_until_complete(plain(text))
         if streamed:
             result: Any = loop.run_until_complete(run_streamed(agent, text, **options))
         else:

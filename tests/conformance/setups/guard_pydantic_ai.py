@@ -50,7 +50,7 @@ def main() -> None:
             tools=[git_push],
             retries={"output": _guarding.MAX_NUDGES},
         )
-        return guard(agent, **options)
+        return guard(agent, **options) if _guarding.guarded() else agent
 
     async def drain(ctx: RunContext[None], events: AsyncIterable[Any]) -> None:
         async for _ in events:

@@ -50,7 +50,8 @@ def main() -> None:
             stream_outputs=streamed,
             verbosity_level=0,
         )
-        guard(agent, **_guarding.options(case))
+        if _guarding.guarded():
+            guard(agent, **_guarding.options(case))
         if not streamed:
             return str(agent.run(text))
         steps = list(agent.run(text, stream=True))
