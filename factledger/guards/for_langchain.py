@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.exceptions import OutputParserException
@@ -27,9 +27,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.runtime import Runtime
 
 from factledger.guards import telemetry
-from factledger.guards.policy import GuardPolicy, OnExhausted
+from factledger.guards.policy import GuardOptions, GuardPolicy
 from factledger.processors.assembly.transcript import content_text
-from factledger.processors.verification.base import Verifier
 
 
 class FactLedgerGuard(AgentMiddleware[AgentState[Any], Any]):
@@ -39,19 +38,11 @@ class FactLedgerGuard(AgentMiddleware[AgentState[Any], Any]):
     def __init__(
         self,
         *,
-        max_nudges: int = 2,
-        on_exhausted: OnExhausted = "footnote",
-        verifiers: Sequence[Verifier] = (),
-        budget_seconds: float = 5.0,
         policy: GuardPolicy | None = None,
+        **options: Unpack[GuardOptions],
     ) -> None:
         super().__init__()
-        self.policy = policy or GuardPolicy(
-            max_nudges=max_nudges,
-            on_exhausted=on_exhausted,
-            verifiers=verifiers,
-            budget_seconds=budget_seconds,
-        )
+        self.policy = policy or GuardPolicy(**options)
 
     @hook_config(can_jump_to=["model"])
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:

@@ -33,9 +33,8 @@ from agents.result import RunResult, RunResultStreaming
 from opentelemetry import trace
 
 from factledger.guards import telemetry
-from factledger.guards.policy import Decision, GuardPolicy, OnExhausted
+from factledger.guards.policy import Decision, GuardOptions, GuardPolicy
 from factledger.processors.assembly.transcript import content_text
-from factledger.processors.verification.base import Verifier
 
 ResultT = TypeVar("ResultT", RunResult, RunResultStreaming)
 
@@ -44,35 +43,18 @@ _tracer = trace.get_tracer("factledger.guards")
 the guard's decisions of one run share a span of the guard's."""
 
 
-def _policy(
-    policy: GuardPolicy | None,
-    max_nudges: int,
-    on_exhausted: OnExhausted,
-    verifiers: Sequence[Verifier],
-    budget_seconds: float,
-) -> GuardPolicy:
-    return policy or GuardPolicy(
-        max_nudges=max_nudges,
-        on_exhausted=on_exhausted,
-        verifiers=verifiers,
-        budget_seconds=budget_seconds,
-    )
-
-
 async def run(
     agent: Agent[Any],
     input: str | list[Any],
     *,
-    max_nudges: int = 2,
-    on_exhausted: OnExhausted = "footnote",
-    verifiers: Sequence[Verifier] = (),
-    budget_seconds: float = 5.0,
     policy: GuardPolicy | None = None,
+    guard: GuardOptions | None = None,
     **run_kwargs: Any,
 ) -> RunResult:
-    """`Runner.run(agent, input, **run_kwargs)` with the guard: the returned result's
+    """`Runner.run(agent, input, **run_kwargs)` with the guard (`guard=`: its options,
+    `{"max_nudges": 2, ...}`, as `GuardPolicy` takes them): the returned result's
     `final_output` is the reply that passed, or the footnoted one."""
-    chosen = _policy(policy, max_nudges, on_exhausted, verifiers, budget_seconds)
+    chosen = policy or GuardPolicy(**(guard or {}))
 
     async def attempt(on: Agent[Any], given: str | list[Any]) -> RunResult:
         return await Runner.run(on, given, **run_kwargs)
@@ -85,17 +67,14 @@ async def run_streamed(
     input: str | list[Any],
     *,
     on_event: Callable[[Any], Awaitable[None] | None] | None = None,
-    max_nudges: int = 2,
-    on_exhausted: OnExhausted = "footnote",
-    verifiers: Sequence[Verifier] = (),
-    budget_seconds: float = 5.0,
     policy: GuardPolicy | None = None,
+    guard: GuardOptions | None = None,
     **run_kwargs: Any,
 ) -> RunResultStreaming:
     """`Runner.run_streamed` with the guard: every attempt's events go to `on_event`
     (a rejected attempt's too: a caller that shows them can drop them on the next
     `AgentUpdatedStreamEvent`); returns the last attempt's finished result."""
-    chosen = _policy(policy, max_nudges, on_exhausted, verifiers, budget_seconds)
+    chosen = policy or GuardPolicy(**(guard or {}))
 
     async def attempt(on: Agent[Any], given: str | list[Any]) -> RunResultStreaming:
         streamed = Runner.run_streamed(on, given, **run_kwargs)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
@@ -40,9 +40,8 @@ from pydantic_ai.messages import (
 )
 
 from factledger.guards import telemetry
-from factledger.guards.policy import GuardPolicy, OnExhausted, as_sent, marked
+from factledger.guards.policy import GuardOptions, GuardPolicy, as_sent, marked
 from factledger.processors.assembly.transcript import content_text
-from factledger.processors.verification.base import Verifier
 
 AgentT = TypeVar("AgentT", bound=Agent[Any, Any])
 
@@ -53,22 +52,14 @@ _ERROR_OUTCOMES = frozenset({"failed", "denied", "interrupted"})
 def guard(
     agent: AgentT,
     *,
-    max_nudges: int = 2,
-    on_exhausted: OnExhausted = "footnote",
-    verifiers: Sequence[Verifier] = (),
-    budget_seconds: float = 5.0,
     policy: GuardPolicy | None = None,
+    **options: Unpack[GuardOptions],
 ) -> AgentT:
     """Register the guard on `agent` as an output validator and return the agent.
 
     `on_exhausted="raise"` raises Pydantic AI's `UnexpectedModelBehavior` (from
     `GuardExhausted`) when the reply is still rejected after the nudges."""
-    chosen = policy or GuardPolicy(
-        max_nudges=max_nudges,
-        on_exhausted=on_exhausted,
-        verifiers=verifiers,
-        budget_seconds=budget_seconds,
-    )
+    chosen = policy or GuardPolicy(**options)
 
     def factledger_guard(ctx: RunContext[Any], output: Any) -> Any:
         if ctx.partial_output or not isinstance(output, str):

@@ -23,15 +23,20 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Collection, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from smolagents.agents import MultiStepAgent
 from smolagents.memory import ActionStep, FinalAnswerStep, TaskStep, ToolCall
 from smolagents.utils import AgentError
 
 from factledger.guards import telemetry
-from factledger.guards.policy import Decision, GuardPolicy, OnExhausted, as_sent, marked
-from factledger.processors.verification.base import Verifier
+from factledger.guards.policy import (
+    Decision,
+    GuardOptions,
+    GuardPolicy,
+    as_sent,
+    marked,
+)
 
 AgentT = TypeVar("AgentT", bound=MultiStepAgent)
 
@@ -41,19 +46,11 @@ CHECK_NAME = "factledger_guard"
 def guard(
     agent: AgentT,
     *,
-    max_nudges: int = 2,
-    on_exhausted: OnExhausted = "footnote",
-    verifiers: Sequence[Verifier] = (),
-    budget_seconds: float = 5.0,
     policy: GuardPolicy | None = None,
+    **options: Unpack[GuardOptions],
 ) -> AgentT:
     """Add the guard to `agent`'s final-answer checks and step callbacks; return it."""
-    chosen = policy or GuardPolicy(
-        max_nudges=max_nudges,
-        on_exhausted=on_exhausted,
-        verifiers=verifiers,
-        budget_seconds=budget_seconds,
-    )
+    chosen = policy or GuardPolicy(**options)
     # The decision on the answer the check accepted, for the step callback that follows
     # it in the same run (an agent runs one task at a time: its memory is one).
     accepted: dict[str, Decision] = {}

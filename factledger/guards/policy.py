@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from factledger.processors.errors import FactLedgerError
 from factledger.processors.guard import CheckResult, check
@@ -43,6 +43,16 @@ OnExhausted = Literal["footnote", "raise"]
 FAILED_CALL_TEXT = 300
 """Characters of a failed call's own answer quoted in the nudge: enough for the error's
 first sentence, short enough that the nudge stays a correction, not a log."""
+
+
+class GuardOptions(TypedDict, total=False):
+    """The keywords every adapter takes, as `GuardPolicy`'s fields (defaults there)."""
+
+    max_nudges: int
+    on_exhausted: OnExhausted
+    verifiers: Sequence[Verifier]
+    budget_seconds: float
+    runner: ValidationRunner | None
 
 
 class GuardExhausted(FactLedgerError):

@@ -52,9 +52,9 @@ def main() -> None:
         if not _guarding.guarded():
             return loop.run_until_complete(plain(text))
         if streamed:
-            result: Any = loop.run_until_complete(run_streamed(agent, text, **options))
+            result: Any = loop.run_until_complete(run_streamed(agent, text, guard=options))
         else:
-            result = loop.run_until_complete(run(agent, text, **options))
+            result = loop.run_until_complete(run(agent, text, guard=options))
         return str(result.final_output)
 
     _guarding.run_guarded(conversation, packages=("openai-agents", "opentelemetry-sdk"))
