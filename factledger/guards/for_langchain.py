@@ -13,18 +13,24 @@ is; a footnoted one replaces the last AI message (same id, so `add_messages` swa
 with `on_exhausted="raise"`, LangChain's `OutputParserException` (the error of a model
 output that failed validation) is raised from `GuardExhausted`. `invoke`, `stream` and
 their async forms run the same nodes, streamed model calls included.
+
+For a LangGraph graph of one's own, `guard_node` is the same guard as a node: the
+model's final answer is routed to it, and it sends the graph back to the model with the
+nudge or on with the reply.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Unpack
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.graph import END
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from factledger.guards import telemetry
 from factledger.guards.policy import GuardOptions, GuardPolicy
@@ -50,22 +56,58 @@ class FactLedgerGuard(AgentMiddleware[AgentState[Any], Any]):
         last = messages[-1] if messages else None
         if not isinstance(last, AIMessage) or last.tool_calls:
             return None
-        decision = self.policy.decide(transcript_of(messages))
-        telemetry.record(decision)
-        if decision.action == "nudge":
-            return {"messages": [HumanMessage(content=decision.nudge or "")], "jump_to": "model"}
-        if decision.action == "raise":
-            error = decision.error()
-            raise OutputParserException(str(error), llm_output=decision.reply) from error
-        if decision.action == "annotate":
-            return {"messages": [AIMessage(content=decision.reply, id=last.id)]}
-        return None
+        nudged, update = guarded_update(self.policy, messages)
+        return {**update, "jump_to": "model"} if nudged else update
 
     @hook_config(can_jump_to=["model"])
     async def aafter_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         return self.after_model(state, runtime)
+
+
+def guard_node(
+    *,
+    model_node: str,
+    then: str = END,
+    policy: GuardPolicy | None = None,
+    **options: Unpack[GuardOptions],
+) -> Callable[[Mapping[str, Any]], Command[str]]:
+    """The guard as a node of one's own LangGraph graph, for the edge the model's
+    final answer takes (no tool calls): a nudge goes back to `model_node`; otherwise the
+    graph goes on to `then` (default: the end), the reply footnoted where it must be.
+
+        graph.add_node("guard", guard_node(model_node="model"), destinations=("model", END))
+    """
+    chosen = policy or GuardPolicy(**options)
+
+    def factledger_guard(state: Mapping[str, Any]) -> Command[str]:
+        messages: list[BaseMessage] = list(state["messages"])
+        last = messages[-1] if messages else None
+        if not isinstance(last, AIMessage) or last.tool_calls:
+            return Command(goto=then)
+        nudged, update = guarded_update(chosen, messages)
+        return Command(goto=model_node if nudged else then, update=update or None)
+
+    return factledger_guard
+
+
+def guarded_update(
+    policy: GuardPolicy, messages: Sequence[BaseMessage]
+) -> tuple[bool, dict[str, Any]]:
+    """The decision on the last AI message as a state update for `add_messages`: (True,
+    the nudge as a human message) to retry, else (False, the footnoted reply under the
+    AI message's id, or nothing). Set to raise, raises `OutputParserException`."""
+    decision = policy.decide(transcript_of(messages))
+    telemetry.record(decision)
+    if decision.action == "nudge":
+        return True, {"messages": [HumanMessage(content=decision.nudge or "")]}
+    if decision.action == "raise":
+        error = decision.error()
+        raise OutputParserException(str(error), llm_output=decision.reply) from error
+    if decision.action == "annotate":
+        return False, {"messages": [AIMessage(content=decision.reply, id=messages[-1].id)]}
+    return False, {}
 
 
 def transcript_of(messages: Sequence[BaseMessage]) -> dict[str, Any]:

@@ -56,6 +56,11 @@ GUARD_SETUPS = [
     GuardSetUp("guard-langchain-streamed", "langchain", "guard_langchain",
                exhausted_error="OutputParserException", streams=True,
                extra_env={"GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-langgraph-node", "langchain", "guard_langchain",
+               exhausted_error="OutputParserException", extra_env={"GUARD_GRAPH": "1"}),
+    GuardSetUp("guard-langgraph-node-streamed", "langchain", "guard_langchain",
+               exhausted_error="OutputParserException", streams=True,
+               extra_env={"GUARD_GRAPH": "1", "GUARD_STREAM": "streamed"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"
