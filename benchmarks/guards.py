@@ -71,7 +71,7 @@ def _ms(values: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="The guard's cost per turn, per framework.")
     parser.add_argument("--runs", type=int, default=50)
     args = parser.parse_args()
     rows = [
