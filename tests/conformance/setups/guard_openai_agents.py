@@ -4,15 +4,17 @@
 
 The SDK's own trace upload is turned off (`set_tracing_disabled`): the guard's spans are
 OpenTelemetry's. Modes (`GUARD_STREAM`): not streamed (`Runner.run`); `streamed`: each
-attempt through `Runner.run_streamed`, its events drained.
+attempt through `Runner.run_streamed`, its events drained. `GUARD_SESSION=1`: each
+case's run keeps its conversation in a `SQLiteSession`, so a retry sends the nudge alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
-from agents import Agent, Runner, function_tool, set_tracing_disabled
+from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
 
 from factledger.guards.for_openai_agents import run, run_streamed
 from tests.conformance.setups import _common, _guarding
@@ -49,6 +51,10 @@ def main() -> None:
 
     def conversation(case: str, text: str) -> str:
         options = _guarding.options(case)
+        if os.environ.get("GUARD_SESSION") == "1":
+            session = SQLiteSession(f"guard-{case}")
+            result = loop.run_until_complete(run(agent, text, guard=options, session=session))
+            return str(result.final_output)
         if not _guarding.guarded():
             return loop.run_until_complete(plain(text))
         if streamed:
