@@ -14,6 +14,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from factledger.guards import GuardExhausted, GuardPolicy, nudges_in
 from factledger.guards.policy import as_sent
 from factledger.guards.telemetry import EVALUATION_EVENT, record
+from factledger.processors.model import Turn
+from factledger.processors.verification.base import (
+    Subject,
+    SubjectKind,
+    Verification,
+    VerificationOutcome,
+)
 
 REAL = hashlib.sha1(b"acme/shop@main").hexdigest()
 FAKE = hashlib.sha1(b"fabricated:acme/shop@main").hexdigest()
@@ -153,3 +160,22 @@ def test_without_a_recording_span_a_decision_gets_a_span_of_its_own() -> None:
     assert len(own) == 1
     assert own[0].attributes is not None
     assert own[0].attributes["factledger.guard.action"] == "nudge"
+
+
+class _SourceHasEveryCommit:
+    """A source of truth that knows every commit the reply names (a pushed commit the
+    trace did not show): it refutes the suspicion, so the guard has nothing to nudge."""
+
+    name = "git"
+
+    def verify(self, subject: Subject, turn: Turn, timeout: float) -> Verification | None:
+        if subject.kind is not SubjectKind.COMMIT:
+            return None
+        return Verification(subject, VerificationOutcome.REFUTED, "git:acme/shop")
+
+
+def test_verifiers_settle_names_before_the_decision() -> None:
+    assert GuardPolicy().decide(_transcript(FABRICATED)).action == "nudge"
+    decision = GuardPolicy(verifiers=[_SourceHasEveryCommit()]).decide(_transcript(FABRICATED))
+    assert decision.action == "pass"
+    assert decision.result.verifications[0].source == "git:acme/shop"
