@@ -21,6 +21,7 @@ nudge or on with the reply.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Unpack
@@ -63,7 +64,11 @@ class FactLedgerGuard(AgentMiddleware[AgentState[Any], Any]):
     async def aafter_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        return self.after_model(state, runtime)
+        if not self.policy.verifiers:  # a check alone takes about a millisecond
+            return self.after_model(state, runtime)
+        # Verifiers ask their sources for up to `budget_seconds`: not on the event loop.
+        # `to_thread` carries the context over, the current span with it.
+        return await asyncio.to_thread(self.after_model, state, runtime)
 
 
 def guard_node(

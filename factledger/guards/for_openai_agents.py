@@ -22,6 +22,7 @@ recorded on a `factledger.guard` span around the whole run (factledger.guards.te
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -102,7 +103,7 @@ async def _guarded(
         nudges: list[str] = []
         while True:
             history: list[Any] = result.to_input_list()
-            decision = policy.decide(transcript_of(history), nudges_sent=len(nudges))
+            decision = await _decide(policy, transcript_of(history), len(nudges))
             telemetry.record(decision)
             if decision.action != "nudge":
                 break
@@ -114,6 +115,13 @@ async def _guarded(
             raise _tripped(decision, result.last_agent)
         result.final_output = decision.reply
         return result
+
+
+async def _decide(policy: GuardPolicy, transcript: dict[str, Any], nudges_sent: int) -> Decision:
+    if not policy.verifiers:  # a check alone takes about a millisecond
+        return policy.decide(transcript, nudges_sent=nudges_sent)
+    # Verifiers ask their sources for up to `budget_seconds`: not on the event loop.
+    return await asyncio.to_thread(policy.decide, transcript, nudges_sent=nudges_sent)
 
 
 def _tripped(decision: Decision, agent: Agent[Any]) -> OutputGuardrailTripwireTriggered:
