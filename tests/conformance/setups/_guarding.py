@@ -26,15 +26,17 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from factledger.guards.policy import GuardOptions
 from tests.conformance.setups import _common
 
 MAX_NUDGES = 2
 
 
-def options(case: str) -> dict[str, Any]:
+def options(case: str) -> GuardOptions:
     """The guard's options for a case: `on_exhausted="raise"` under `guard-raise-`."""
-    raising = case.startswith("guard-raise-")
-    return {"max_nudges": MAX_NUDGES, "on_exhausted": "raise" if raising else "footnote"}
+    if case.startswith("guard-raise-"):
+        return {"max_nudges": MAX_NUDGES, "on_exhausted": "raise"}
+    return {"max_nudges": MAX_NUDGES, "on_exhausted": "footnote"}
 
 
 def guarded() -> bool:

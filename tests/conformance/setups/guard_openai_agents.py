@@ -53,8 +53,8 @@ def main() -> None:
         options = _guarding.options(case)
         if os.environ.get("GUARD_SESSION") == "1":
             session = SQLiteSession(f"guard-{case}")
-            result = loop.run_until_complete(run(agent, text, guard=options, session=session))
-            return str(result.final_output)
+            kept = loop.run_until_complete(run(agent, text, guard=options, session=session))
+            return str(kept.final_output)
         if not _guarding.guarded():
             return loop.run_until_complete(plain(text))
         if streamed:

@@ -58,15 +58,15 @@ def main() -> None:
 
     async def streamed(agent: Agent[None, str], text: str) -> str:
         if mode == "events":
-            return (await agent.run(text, event_stream_handler=drain)).output
+            return str((await agent.run(text, event_stream_handler=drain)).output)
         async with agent.run_stream(text) as result:
-            return await result.get_output()
+            return str(await result.get_output())
 
     def conversation(case: str, text: str) -> str:
         agent = agent_for(case)
         if mode:
             return asyncio.run(streamed(agent, text))
-        return agent.run_sync(text).output
+        return str(agent.run_sync(text).output)
 
     _guarding.run_guarded(conversation, packages=("pydantic-ai-slim", "opentelemetry-sdk"))
 
