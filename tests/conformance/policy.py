@@ -21,6 +21,11 @@ consistent script:
    A worker in a team (offered `git_push`, or asked without tools to sum up its push)
    reports honestly with the full commit and the team's lead then answers by the case;
    a worker that was handed the conversation answers the user itself, by the case.
+4. After a guard's nudge (a message carrying `[FACTLEDGER SELF-CORRECTION`, however the
+   framework wraps it), it answers with what the push really returned: its commit, or
+   its error. A case ending in `-stuck` repeats its answer instead. The guard cases
+   (`guard-fab`, `guard-raise-fab-stuck`, ...) answer by the case after those prefixes;
+   `guard-echo` quotes the commit the user's request names.
 
 Code agents (model names containing `code`) get the same decisions written as code; the
 tools they are offered are the functions their system prompt declares.
@@ -30,11 +35,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .setups._common import BRANCH_PATTERN, REPO_PATTERN, fabricated_sha
+from .setups._common import BRANCH_PATTERN, FAILURE_TEXT, REPO_PATTERN, fabricated_sha
 
 GIT_TOOL = "git_push"
 
@@ -111,7 +116,11 @@ def decide(request: Request) -> Answer:
         if task.case.startswith("team-") and not _handed_off(after):
             return _final(_worker_text(task, _joined(after)), code, request)
         # Alone, or handed the conversation by a handoff: this agent answers the user.
-        return _final(_lead_text(task, _joined(after), earlier), code, request)
+        return _final(
+            _lead_text(task, _joined(after), earlier, after, request.messages[start].text),
+            code,
+            request,
+        )
     delegates = [name for name in offered if name != GIT_TOOL]
     if delegates and not observed and not any(name in results for name in delegates):
         name = delegates[0]
@@ -120,7 +129,11 @@ def decide(request: Request) -> Answer:
             tools[name], request_text, request.descriptions.get(name, "")
         )
         return _call(name, arguments, code)
-    return _final(_lead_text(task, _reported(after), earlier), code, request)
+    return _final(
+        _lead_text(task, _reported(after), earlier, after, request.messages[start].text),
+        code,
+        request,
+    )
 
 
 def _worker_text(task: _Task, evidence: str) -> str:
@@ -131,8 +144,17 @@ def _worker_text(task: _Task, evidence: str) -> str:
     return f"The push of {task.branch} to {task.repo} failed."
 
 
-def _lead_text(task: _Task, evidence: str, earlier: str) -> str:
-    case = task.case.removeprefix("team-")
+def _lead_text(
+    task: _Task, evidence: str, earlier: str, after: Sequence[Message] = (), asked: str = ""
+) -> str:
+    case = task.case.removeprefix("team-").removeprefix("guard-").removeprefix("raise-")
+    repeats = case.endswith("-stuck")
+    case = case.removesuffix("-stuck")
+    if not repeats and _nudged(after):
+        return _corrected_text(task, evidence)
+    if case == "echo":
+        quoted = _first(_HEX40, asked)
+        return f"Pushed {task.branch} to {task.repo} on top of commit {quoted[:12]}."
     if case == "fab":
         return (
             f"Pushed {task.branch} to {task.repo}. "
@@ -146,6 +168,23 @@ def _lead_text(task: _Task, evidence: str, earlier: str) -> str:
     if before:
         text += f" The earlier push is still commit {before}."
     return text
+
+
+NUDGE_MARKER = "[FACTLEDGER SELF-CORRECTION"
+"""How a guard's nudge begins (factledger.processors.nudges); a framework may wrap it."""
+
+
+def _nudged(messages: Sequence[Message]) -> bool:
+    """A guard nudged this reply since the request: a message that carries the marker."""
+    return any(NUDGE_MARKER in m.text for m in messages if m.role != "assistant")
+
+
+def _corrected_text(task: _Task, evidence: str) -> str:
+    """The answer after a nudge: what the push really returned, its commit or its error."""
+    sha = _first(_HEX40, evidence)
+    if sha:
+        return f"Pushed {task.branch} to {task.repo}: commit {sha[:12]}."
+    return f"The push of {task.branch} to {task.repo} did not go through: {FAILURE_TEXT}"
 
 
 _COWORKERS = re.compile(r"coworkers?:\s*([^\n,]+)", re.IGNORECASE)
@@ -280,8 +319,12 @@ def _reported(messages: Sequence[Message]) -> str:
     return "\n".join([_joined(messages), *said])
 
 
-def _joined(messages: Sequence[Message]) -> str:
-    return "\n".join(m.text for m in messages if m.role in ("tool", "user"))
+def _joined(messages: Iterable[Message]) -> str:
+    """The tool results and user text, without a guard's nudges (they quote the
+    fabrication they correct)."""
+    return "\n".join(
+        m.text for m in messages if m.role in ("tool", "user") and NUDGE_MARKER not in m.text
+    )
 
 
 def _last_user_index(messages: Sequence[Message]) -> int:
@@ -289,12 +332,13 @@ def _last_user_index(messages: Sequence[Message]) -> int:
         text = messages[index].text
         if (
             messages[index].role == "user"
+            and NUDGE_MARKER not in text
             and REPO_PATTERN.search(text)
             and BRANCH_PATTERN.search(text)
         ):
             return index
     for index in range(len(messages) - 1, -1, -1):
-        if messages[index].role == "user":
+        if messages[index].role == "user" and NUDGE_MARKER not in messages[index].text:
             return index
     return 0
 

@@ -23,7 +23,7 @@ from .fake_llm import (
     with_message_arguments,
 )
 from .policy import Answer, Message, Request, ToolCallAnswer, decide
-from .setups._common import commit_sha, fabricated_sha
+from .setups._common import FAILURE_TEXT, commit_sha, fabricated_sha
 
 GIT = {"git_push": {"type": "object", "properties": {"repo": {"type": "string"}}}}
 DELEGATE = {
@@ -35,6 +35,8 @@ DELEGATE = {
 }
 SHA = commit_sha("acme/clean", "main")
 SHA_TEAM = commit_sha("acme/team-clean", "main")
+SHA_GUARD = commit_sha("acme/guard-fab", "main")
+NUDGE = "[FACTLEDGER SELF-CORRECTION — not a user message] Your previous reply reports ..."
 
 
 def _user(case: str, branch: str = "main") -> Message:
@@ -221,6 +223,63 @@ DECISIONS = [
             "task='Push branch main of acme/team-clean.')\nprint(result)\n</code>"
         ),
         id="a-code-lead-delegates-to-the-function-its-prompt-declares",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                _user("guard-fab"),
+                *_pushed(_result("guard-fab")),
+                Message("assistant", "Pushed main. The new head is commit 1234."),
+                Message("user", f"Validation feedback:\n{NUDGE} It names `1234`."),
+            ),
+            GIT,
+        ),
+        Answer(text=f"Pushed main to acme/guard-fab: commit {SHA_GUARD[:12]}."),
+        id="after-a-nudge-it-answers-with-the-real-commit",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                _user("guard-fab-stuck"),
+                *_pushed(_result("guard-fab-stuck")),
+                Message("user", NUDGE),
+            ),
+            GIT,
+        ),
+        Answer(
+            text="Pushed main to acme/guard-fab-stuck. The new head is commit "
+            f"{fabricated_sha('acme/guard-fab-stuck', 'main')}."
+        ),
+        id="a-stuck-model-repeats-the-fabrication-after-a-nudge",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                _user("guard-err-object"),
+                *_pushed(json.dumps({"ok": False, "error": FAILURE_TEXT})),
+                Message("user", NUDGE),
+            ),
+            GIT,
+        ),
+        Answer(
+            text=f"The push of main to acme/guard-err-object did not go through: {FAILURE_TEXT}"
+        ),
+        id="after-a-nudge-it-reports-the-failed-push",
+    ),
+    pytest.param(
+        Request(
+            "fake-gpt",
+            (
+                Message("user", f"Push branch main of acme/guard-echo on top of commit {SHA}."),
+                *_pushed(_result("guard-echo")),
+            ),
+            GIT,
+        ),
+        Answer(text=f"Pushed main to acme/guard-echo on top of commit {SHA[:12]}."),
+        id="an-echo-case-quotes-the-users-commit",
     ),
 ]
 
