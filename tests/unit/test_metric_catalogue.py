@@ -16,10 +16,26 @@ SOURCES = [ROOT / "collector" / "src", ROOT / "processors" / "src", ROOT / "fact
 QUOTED_NAME = re.compile(r"""["'](factledger_[a-z_]+)["']""")
 ANY_NAME = re.compile(r"\bfactledger_[a-z_]+")
 HISTOGRAM_SERIES = ("_bucket", "_sum", "_count")
+# Names of the metrics' shape that are not metrics of ours: what other products receive,
+# the Datadog target's evaluation labels and tags (docs/export/datadog.md) and the guard's
+# name inside the frameworks (factledger/guards).
+NOT_METRICS = frozenset(
+    {
+        "factledger_verdict",
+        "factledger_kind",
+        "factledger_tokens",
+        "factledger_tenant",
+        "factledger_turn_id",
+        "factledger_version",
+        "factledger_cause",
+        "factledger_turn_url",
+        "factledger_guard",
+    }
+)
 
 
 def _declared(name: str) -> bool:
-    if name in CATALOGUE:
+    if name in CATALOGUE or name in NOT_METRICS:
         return True
     base = next((name.removesuffix(s) for s in HISTOGRAM_SERIES if name.endswith(s)), None)
     family = CATALOGUE.get(base) if base else None
