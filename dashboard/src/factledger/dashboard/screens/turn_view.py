@@ -19,7 +19,7 @@ from factledger.dashboard.finding_evidence import (
     finding_evidence,
     marks_on,
 )
-from factledger.dashboard.highlight import css_class, highlight_reply, kind_label, mark_tokens
+from factledger.dashboard.highlight import highlight_reply, label_html, mark_tokens
 from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.snapshot_notes import backing_note
 from factledger.dashboard.ui import verdict_html, when
@@ -145,15 +145,14 @@ def evidence_block(
         return
     lines = [
         f'<div class="fl-evidence" data-kind="{html.escape(item.kind, quote=True)}">'
-        f'<span class="fl-label {css_class(item.kind)}">{html.escape(kind_label(item.kind))}'
-        f"</span> {''.join(map(_part_html, item.parts))}</div>"
+        f"{label_html(item.kind, item.severity)} {''.join(map(_part_html, item.parts))}</div>"
         for item in found
     ]
     st.html(
         '<div class="fl-meta">What each finding rests on in the tool trace '
         '(<span class="fl-part fl-backed">green: backs the reply</span> · '
         '<span class="fl-part fl-against">red: the finding\'s evidence</span> · '
-        '<span class="fl-part fl-seen">amber: shows up, backs nothing</span>):</div>'
+        '<span class="fl-part fl-seen">grey: shows up, backs nothing</span>):</div>'
         + "".join(lines)
     )
 
@@ -181,7 +180,7 @@ def findings_block(
         kind = str(finding["kind"])
         score = finding.get("score")
         bits = [
-            f'<span class="fl-label {css_class(kind)}">{html.escape(kind_label(kind))}</span>',
+            label_html(kind, str(finding["severity"])),
             f"<b>{html.escape(str(finding['severity']))}</b>",
         ]
         if finding.get("class"):
@@ -231,7 +230,7 @@ def tool_calls_block(
             failed = not call.get("ok", True)
             never_ran = call.get("origin") == "prose"
             status = (
-                '<span class="fl-verdict fl-verdict-reject">error</span>'
+                '<span class="fl-verdict fl-verdict-error">error</span>'
                 if failed
                 else '<span class="fl-verdict fl-verdict-pass">ok</span>'
             )

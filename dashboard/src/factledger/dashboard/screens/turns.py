@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from factledger.dashboard import palette
 from factledger.dashboard.client import ApiClient, NotFound, TurnQuery
 from factledger.dashboard.figures import parse_time
 from factledger.dashboard.highlight import kind_label
@@ -56,7 +57,11 @@ COLUMN_WIDTHS = {
 }
 """Starting widths in pixels, in column order; the grid stretches them to its width."""
 ANY = "(any)"
-VERDICT_COLOURS = {"reject": "#fed7d7", "flag": "#feebc8", "pass": "#e2e8f0"}
+VERDICT_COLOURS = {
+    "reject": palette.REJECT_BACKGROUND,
+    "flag": palette.FLAG_BACKGROUND,
+    "pass": palette.NEUTRAL_BACKGROUND,
+}
 """The pill colours of the verdict column, as on the turn page (`ui.verdict_html`)."""
 _KEYS_WINDOW = timedelta(days=30)
 

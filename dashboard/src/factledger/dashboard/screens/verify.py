@@ -23,7 +23,7 @@ from factledger.dashboard.client import (
     review_groups,
 )
 from factledger.dashboard.finding_evidence import finding_evidence
-from factledger.dashboard.highlight import css_class, kind_label
+from factledger.dashboard.highlight import kind_severities, label_html
 from factledger.dashboard.safe_text import turn_link
 from factledger.dashboard.screens import turn_view
 from factledger.dashboard.ui import percent, when
@@ -185,9 +185,9 @@ def _item(api: ApiClient, group: QueueGroup) -> None:
             if head["has_class5"] and score is not None
             else "flag"
         )
+        severities = kind_severities(turn["findings"])
         kinds = "".join(
-            f'<span class="fl-label {css_class(kind)}">{html.escape(kind_label(kind))}</span> '
-            for kind in group["kinds"]
+            label_html(kind, severities.get(kind, "flag")) + " " for kind in group["kinds"]
         )
         covers = (
             f'<span class="fl-verdict fl-verdict-flag">one label covers {len(turn_ids)} '
