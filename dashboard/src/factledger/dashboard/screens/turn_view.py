@@ -96,7 +96,7 @@ def render_turn(turn: Turn) -> None:
                 hide_index=True,
             )
         elif turn["verdict"] == "flag":
-            st.info("Not reviewed yet: label it on the **Verify** page.")
+            st.info("Not reviewed yet: label it with the buttons at the top of this page.")
         else:
             st.caption("No reviews.")
 
