@@ -8,6 +8,7 @@ screenshot (tests/browser/output/first-hour-*.png).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,7 +17,7 @@ from playwright.sync_api import Browser, Page
 
 from factledger.dashboard import palette
 from factledger.service_process import ServiceProcess
-from tests.browser.conftest import STABLE_OUTPUT, VIEWPORT, WAIT_MS, settled
+from tests.browser.conftest import STABLE_OUTPUT, VIEWPORT, WAIT_MS, _dashboard, settled
 
 RATIOS = (1, 2)
 
@@ -160,8 +161,64 @@ def test_the_theme_primary_colour_is_not_the_reject_red(
     dense_page: Page, dashboard: str, judged: list[Mapping[str, Any]]
 ) -> None:
     _open_turn(dense_page, dashboard, _with_only(judged, "flag"))
-    button = dense_page.locator(".st-key-fl_hallucination button")
+    button = dense_page.locator(".st-key-fl_hallucination button").first
     colour = button.evaluate("(e) => getComputedStyle(e).backgroundColor")
     _save(dense_page, "theme", ".st-key-fl_turn_labels")
     assert colour == _rgb(palette.PRIMARY), colour
     assert colour != _rgb(palette.REJECT)
+
+
+def _with_kind(turns: list[Mapping[str, Any]], kind: str) -> Mapping[str, Any]:
+    for turn in turns:
+        if any(f["kind"] == kind for f in turn["findings"]):
+            return turn
+    raise AssertionError(f"no demo turn with a {kind} finding")
+
+
+def test_the_failed_call_question_names_the_call_and_the_page_its_own_bar(
+    page: Page, dashboard: str, judged: list[Mapping[str, Any]]
+) -> None:
+    turn = _with_kind(judged, "error_reported_as_success")
+    finding = next(f for f in turn["findings"] if f["kind"] == "error_reported_as_success")
+    (call,) = finding["checked_against"]
+    _open_turn(page, dashboard, turn["turn_id"])
+    _save(page, "question", ".st-key-fl_turn_labels")
+    question = page.locator(".fl-question").inner_text()
+    assert question.startswith(f"The call {call} failed."), question
+    assert f"The call {finding['token']} failed" not in question
+    assert page.get_by_text("on the Verify page").count() == 0
+    name = page.get_by_label("Your name (stored with your labels)")
+    assert name.is_visible()  # the turn page labels as someone too
+
+
+def test_turns_cells_are_plain_text_with_a_class_column_and_a_service_filter(
+    page: Page, dashboard: str, judged: list[Mapping[str, Any]]
+) -> None:
+    page.goto(f"{dashboard}/turns")
+    grid = page.locator('[data-testid="stDataFrame"]')
+    grid.locator("td").first.wait_for(state="attached")
+    settled(page)
+    _save(page, "turns")
+    assert page.locator(".st-key-turns_service").count() == 1
+    headers = grid.locator("th").all_inner_texts()
+    assert "class" in [h.strip() for h in headers], headers
+    cells = grid.locator("td").all_inner_texts()
+    assert cells and not [c for c in cells if "`" in c], [c for c in cells if "`" in c][:3]
+    # The reply around its first flagged token: an identifier late in a reply shows.
+    underscored = [c for c in cells if "retry_with_backoff" in c]
+    assert len(underscored) >= 2, "why and reply both show the identifier exactly"
+
+
+@pytest.fixture(scope="module")
+def empty_dashboard(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A dashboard reading a service whose store holds nothing."""
+    with ServiceProcess(tmp_path_factory.mktemp("empty-service")) as empty:
+        yield from _dashboard(empty.url, tmp_path_factory.mktemp("empty") / "streamlit.log")
+
+
+def test_an_empty_stores_queue_has_nothing_to_review_yet(page: Page, empty_dashboard: str) -> None:
+    page.goto(f"{empty_dashboard}/verify")
+    page.get_by_text("Nothing to review yet.").wait_for()
+    settled(page)
+    _save(page, "verify-empty")
+    assert page.get_by_text("Every flagged turn has a label").count() == 0

@@ -215,9 +215,11 @@ def test_red_is_only_for_rejects_and_amber_only_for_flags():
     amber = {
         s for s, body in rules.items() if palette.FLAG in body or palette.FLAG_BACKGROUND in body
     }
-    assert amber == {".fl-mark.fl-sev-flag", ".fl-label.fl-sev-flag"}
+    assert {".fl-mark.fl-sev-flag", ".fl-label.fl-sev-flag"} <= amber
+    assert all("fl-sev-flag" in s for s in amber), amber
     # A reject's marks and chips, and the evidence a finding rests on.
     assert all("reject" in s or "against" in s for s in red), red
+    assert not [s for s in red if "fl-sev-flag" in s]
 
 
 def test_a_chip_is_coloured_by_its_findings_severity_whatever_its_kind():

@@ -120,6 +120,13 @@ def stylesheet() -> str:
         f".fl-badge.fl-against {{ background: {p.REJECT_BACKGROUND}; color: {p.REJECT_TEXT}; }}",
         ".fl-badge.fl-backed { background: #c6f6d5; color: #22543d; }",
         f".fl-badge.fl-seen {{ background: {p.NEUTRAL_BACKGROUND}; color: {p.NEUTRAL_TEXT}; }}",
+        # A flag's evidence is amber, not red: red is for rejects only.
+        f".fl-sev-flag mark.fl-against {{ background: {p.FLAG_BACKGROUND};"
+        f" outline-color: {p.FLAG}; }}",
+        f".fl-sev-flag .fl-part.fl-against {{ color: {p.FLAG_TEXT}; }}",
+        f".fl-sev-flag code.fl-part.fl-against {{ background: {p.FLAG_BACKGROUND}; }}",
+        f".fl-sev-flag .fl-badge.fl-against {{ background: {p.FLAG_BACKGROUND};"
+        f" color: {p.FLAG_TEXT}; }}",
     ]
     return "<style>\n" + "\n".join(rules) + "\n</style>"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from factledger.dashboard import charts, evidence, figures, labeling, verification
+from factledger.dashboard import charts, evidence, figures, labeling, palette, verification
 from factledger.dashboard.client import Citation, SnapshotRef, Turn
 from factledger.dashboard.finding_evidence import (
     FindingEvidence,
@@ -18,6 +18,7 @@ from factledger.dashboard.finding_evidence import (
     badges_on,
     finding_evidence,
     marks_on,
+    severity_on,
 )
 from factledger.dashboard.highlight import highlight_reply, label_html, mark_tokens
 from factledger.dashboard.safe_text import markdown_text
@@ -144,14 +145,16 @@ def evidence_block(
     if not found:
         return
     lines = [
-        f'<div class="fl-evidence" data-kind="{html.escape(item.kind, quote=True)}">'
+        f'<div class="fl-evidence fl-sev-{palette.severity_key(item.severity)}" '
+        f'data-kind="{html.escape(item.kind, quote=True)}">'
         f"{label_html(item.kind, item.severity)} {''.join(map(_part_html, item.parts))}</div>"
         for item in found
     ]
     st.html(
         '<div class="fl-meta">What each finding rests on in the tool trace '
         '(<span class="fl-part fl-backed">green: backs the reply</span> · '
-        '<span class="fl-part fl-against">red: the finding\'s evidence</span> · '
+        "<span class=\"fl-part fl-against\">red or amber: a reject's or a flag's evidence"
+        "</span> · "
         '<span class="fl-part fl-seen">grey: shows up, backs nothing</span>):</div>'
         + "".join(lines)
     )
@@ -242,7 +245,10 @@ def tool_calls_block(
                 f'<span class="fl-badge fl-{tone}">{html.escape(text)}</span>'
                 for text, tone in badges_on(found, index)
             )
+            # The finding's evidence in this call takes its severity's colour.
+            severity = severity_on(found, index)
             st.html(
+                f'<div class="fl-call fl-sev-{severity}">'
                 f"{status}<b>{html.escape(evidence.call_label(call, index))}</b>"
                 '<div class="fl-meta">arguments</div>'
                 + mark_tokens(
@@ -255,6 +261,7 @@ def tool_calls_block(
                     marks_on(found, index, "result"),
                     error=failed,
                 )
+                + "</div>"
             )
 
 
