@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from factledger.dashboard import charts
 from factledger.dashboard.screens import alerts
 
@@ -69,12 +71,25 @@ def test_rule_rows_carry_the_state_of_their_groups():
     (row,) = alerts.rule_rows([RULE], CURRENT)
     assert row["state"] == "firing (2)"
     assert row["threshold"] == "30.0%"
-    assert row["baseline"] == "× 2 of 4 windows"
+    assert row["baseline"] == "above 2× the rate of the 4 windows before"
     assert row["webhooks"] == 1
     (calm,) = alerts.rule_rows([{**RULE, "baseline_factor": None}], CURRENT[:1])
-    assert (calm["state"], calm["baseline"]) == ("ok (1 groups)", "–")
+    assert (calm["state"], calm["baseline"]) == ("ok (1 group)", "–")
     (fresh,) = alerts.rule_rows([RULE], [])
     assert fresh["state"] == "not evaluated yet"
+
+
+@pytest.mark.parametrize(
+    ("factor", "windows", "text"),
+    [
+        (2.0, 4, "above 2× the rate of the 4 windows before"),
+        (1.5, 1, "above 1.5× the rate of the window before"),
+        (False, 4, "–"),
+        (None, 4, "–"),
+    ],
+)
+def test_the_baseline_reads_as_a_comparison(factor: Any, windows: Any, text: str) -> None:
+    assert alerts.baseline_text(factor, windows) == text
 
 
 def test_state_rows_skip_groups_without_a_value_and_put_firing_first():

@@ -10,12 +10,17 @@ from typing import Any
 
 import streamlit as st
 
-from factledger.dashboard import charts
+from factledger.dashboard import charts, palette
 from factledger.dashboard.client import ApiClient, NotFound
 from factledger.dashboard.figures import parse_time, time_format
 from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.ui import percent, when
 
+_FIRING_CSS = (
+    '<style>.st-key-fl_firing_card [data-testid="stMetric"] {'
+    f" background: {palette.REJECT_BACKGROUND}; color: {palette.REJECT_TEXT};"
+    f" border-color: {palette.REJECT}; }}</style>"
+)
 HISTORY_LIMIT = 200
 MAX_STATE_BARS = 40
 TIMELINE_MIN = timedelta(hours=1)
@@ -42,7 +47,10 @@ def render(api: ApiClient) -> None:
     firing = [c for c in current if c.get("state") == "firing"]
 
     cells = st.columns(4)
-    cells[0].metric("Firing", len(firing), border=True)
+    if firing:  # the card in the reject red: only a firing alert takes it
+        st.html(_FIRING_CSS)
+    with cells[0].container(key="fl_firing_card"):
+        st.metric("Firing", len(firing), border=True)
     cells[1].metric("Rules", len(rules), border=True)
     cells[2].metric("Alerts in the history", len(history), border=True)
     evaluated = payload.get("evaluated_at")
@@ -92,7 +100,11 @@ def render(api: ApiClient) -> None:
             ),
             width="stretch",
         )
-        st.dataframe(history_rows(history), hide_index=True)
+        st.dataframe(
+            history_rows(history),
+            hide_index=True,
+            column_config={"message": st.column_config.TextColumn("message", width="large")},
+        )
     else:
         st.info("No alert has fired yet.")
 
@@ -133,7 +145,7 @@ def rule_rows(
                 "state": (
                     f"firing ({firing})"
                     if firing
-                    else f"ok ({len(groups)} groups)"
+                    else f"ok ({len(groups)} {'group' if len(groups) == 1 else 'groups'})"
                     if groups
                     else "not evaluated yet"
                 ),
@@ -141,17 +153,22 @@ def rule_rows(
                 "verdict": rule.get("verdict"),
                 "window": rule.get("window"),
                 "threshold": _rate(rule.get("threshold")),
-                "baseline": (
-                    f"× {factor:g} of {rule.get('baseline_windows')} windows"
-                    if isinstance(factor, int | float) and factor
-                    else "–"
-                ),
+                "baseline": baseline_text(factor, rule.get("baseline_windows")),
                 "min turns": rule.get("min_turns"),
                 "cool-down": rule.get("cooldown"),
                 "webhooks": len(rule.get("webhooks") or []),
             }
         )
     return out
+
+
+def baseline_text(factor: Any, windows: Any) -> str:
+    """A rule's baseline comparison in words: `above 2× the rate of the 4 windows before`
+    (`–` for a rule with an absolute threshold only)."""
+    if not isinstance(factor, int | float) or isinstance(factor, bool) or not factor:
+        return "–"
+    before = f"the {windows} windows before" if windows != 1 else "the window before"
+    return f"above {factor:g}× the rate of {before}"
 
 
 def state_rows(current: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
