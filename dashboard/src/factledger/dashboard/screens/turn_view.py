@@ -153,8 +153,9 @@ def evidence_block(
     st.html(
         '<div class="fl-meta">What each finding rests on in the tool trace '
         '(<span class="fl-part fl-backed">green: backs the reply</span> · '
-        "<span class=\"fl-part fl-against\">red or amber: a reject's or a flag's evidence"
-        "</span> · "
+        '<span class="fl-part fl-against">red</span> or <span class="fl-sev-flag">'
+        "<span class=\"fl-part fl-against\">amber</span></span>: a reject's or a flag's "
+        "evidence · "
         '<span class="fl-part fl-seen">grey: shows up, backs nothing</span>):</div>'
         + "".join(lines)
     )
