@@ -121,6 +121,23 @@ def test_firing_line_escapes_what_the_api_says():
     assert "45.0%" in line and "30.0%" in line
 
 
+@pytest.mark.parametrize(
+    ("reason", "names"),
+    [
+        ("above threshold (45.0% > 30.0%)", " (the threshold)"),
+        ("above 2x baseline (45.0% > 30.0%)", " (2× the baseline)"),
+        ("restored at start", ""),
+    ],
+)
+def test_a_firing_banner_is_one_sentence_saying_each_figure_once(reason: str, names: str) -> None:
+    line = alerts.firing_line({**CURRENT[1], "reason": reason})
+    assert line == (
+        "**reject\\-rate\\-per\\-model** · model llama: 45.0% of 46 turns, above its limit of "
+        f"30.0%{names}, firing since 2025-03-01 11:50:00 UTC."
+    )
+    assert line.count("45.0%") == 1 and line.count("30.0%") == 1
+
+
 def test_alert_charts_compile():
     states = charts.alert_states(alerts.state_rows(CURRENT)).to_dict()
     assert {layer["mark"]["type"] for layer in states["layer"]} == {"bar", "tick"}

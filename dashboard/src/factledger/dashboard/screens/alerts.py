@@ -4,6 +4,7 @@ alerting (404) gets a message."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -118,15 +119,33 @@ def _rate(value: Any) -> str:
 
 
 def firing_line(entry: Mapping[str, Any]) -> str:
-    """One firing alert as a line of Markdown (every value escaped)."""
+    """One firing alert as one sentence of Markdown (every value escaped): the group, its
+    rate over how many turns, the limit it is above and which limit that is, since when.
+    The evaluator's reason says the same figures, so it is not repeated."""
     rule = markdown_text(entry.get("rule", "alert"))
     group = markdown_text(f"{entry.get('group_by') or 'group'} {entry.get('key') or ''}".strip())
-    since = f", since {when(entry['fired_at'])}" if entry.get("fired_at") else ""
-    reason = markdown_text(entry.get("reason") or "")
+    since = f", firing since {when(entry['fired_at'])}" if entry.get("fired_at") else ""
+    source = _limit_source(str(entry.get("reason") or ""))
+    which = f" ({markdown_text(source)})" if source else ""
     return (
-        f"**{rule}** · {group}: rate {_rate(entry.get('value'))} against a limit of "
-        f"{_rate(entry.get('limit'))} over {entry.get('turns') or 0} turns{since}. {reason}"
+        f"**{rule}** · {group}: {_rate(entry.get('value'))} of {entry.get('turns') or 0} "
+        f"turns, above its limit of {_rate(entry.get('limit'))}{which}{since}."
     )
+
+
+_LIMIT_SOURCE = re.compile(r"^above (.+?) \(")
+
+
+def _limit_source(reason: str) -> str:
+    """Which limit a firing reason names: `above 2x baseline (...)` -> `2× the baseline`."""
+    found = _LIMIT_SOURCE.match(reason)
+    if not found:
+        return ""
+    source = found.group(1)
+    if source == "threshold":
+        return "the threshold"
+    factor = source.removesuffix("x baseline")
+    return f"{factor}× the baseline" if factor != source else source
 
 
 def rule_rows(
