@@ -144,3 +144,22 @@ def test_alert_charts_compile():
     domain = ("2025-03-01T10:00:00+00:00", NOW.isoformat())
     timeline = charts.alert_timeline(alerts.timeline_rows(HISTORY, NOW), domain=domain)
     assert timeline.to_dict()["encoding"]["x"]["scale"]["domain"] == list(domain)
+
+
+def test_the_timeline_spans_the_alerts_not_the_time_since() -> None:
+    now = datetime(2025, 3, 8, 12, 0, tzinfo=UTC)
+    week_ago = [
+        {"start": "2025-03-01T10:00:00+00:00", "end": "2025-03-01T14:00:00+00:00"},
+        {"start": "2025-03-01T11:00:00+00:00", "end": "2025-03-01T12:00:00+00:00"},
+    ]
+    start, end = alerts.timeline_domain(week_ago, now)
+    assert start == datetime(2025, 3, 1, 9, 48, tzinfo=UTC)
+    assert end == datetime(2025, 3, 1, 14, 12, tzinfo=UTC)
+    short = [{"start": "2025-03-01T10:00:00+00:00", "end": "2025-03-01T10:20:00+00:00"}]
+    assert alerts.timeline_domain(short, now) == (
+        datetime(2025, 3, 1, 9, 40, tzinfo=UTC),
+        datetime(2025, 3, 1, 10, 40, tzinfo=UTC),
+    )
+    fresh = [{"start": "2025-03-08T11:59:00+00:00", "end": now.isoformat()}]
+    assert alerts.timeline_domain(fresh, now) == (now - alerts.TIMELINE_MIN, now)
+    assert alerts.timeline_domain([], now) == (now - alerts.TIMELINE_MIN, now)

@@ -25,7 +25,9 @@ _FIRING_CSS = (
 HISTORY_LIMIT = 200
 MAX_STATE_BARS = 40
 TIMELINE_MIN = timedelta(hours=1)
-"""The history chart shows at least the last hour, so a fresh alert is not a full-width bar."""
+"""The history chart spans at least an hour, so a fresh alert is not a full-width bar."""
+TIMELINE_PAD = 0.05
+"""Room on either side of the alerts, as a share of the time they span."""
 
 
 def render(api: ApiClient) -> None:
@@ -92,12 +94,12 @@ def render(api: ApiClient) -> None:
     if history:
         now = datetime.now(UTC)
         timeline = timeline_rows(history, now)
-        start = min([now - TIMELINE_MIN, *(parse_time(r["start"]) for r in timeline)])
+        start, end = timeline_domain(timeline, now)
         st.altair_chart(
             charts.alert_timeline(
                 timeline,
-                domain=(start.isoformat(), now.isoformat()),
-                time_format=time_format(now - start),
+                domain=(start.isoformat(), end.isoformat()),
+                time_format=time_format(end - start),
             ),
             width="stretch",
         )
@@ -224,6 +226,22 @@ def timeline_rows(history: Iterable[Mapping[str, Any]], now: datetime) -> list[d
             }
         )
     return out
+
+
+def timeline_domain(rows: Sequence[Mapping[str, Any]], now: datetime) -> tuple[datetime, datetime]:
+    """The history chart's time axis: from just before the first alert to just after the
+    last one ends (now while one fires), at least TIMELINE_MIN long, so alerts of last
+    week fill the chart rather than a sliver at the start of a week of nothing."""
+    if not rows:
+        return now - TIMELINE_MIN, now
+    first = min(parse_time(r["start"]) for r in rows)
+    last = max(parse_time(r["end"]) for r in rows)
+    pad = (last - first) * TIMELINE_PAD
+    start, end = first - pad, min(now, last + pad)
+    if end - start < TIMELINE_MIN:  # widened on both sides, never past now
+        end = min(now, end + (TIMELINE_MIN - (end - start)) / 2)
+        start = end - TIMELINE_MIN
+    return start, end
 
 
 def history_rows(history: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
