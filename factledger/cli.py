@@ -39,6 +39,8 @@ _DATA_DIR_HELP = (
 COLOR_CHOICES = ("auto", "always", "never")
 DEMO_MODES = ("auto", "always", "never")
 """`factledger up --demo` (factledger.up.DemoMode), here so --help imports no service code."""
+DEMO_TURNS = 200
+"""The demo turns `factledger demo` sends, and `factledger up` sends at start: one default."""
 HINT_MAX_BYTES = 64 * 1024 * 1024
 """A file that fails as eval cases is read whole, to see whether it is one transcript,
 only up to this size."""
@@ -46,9 +48,12 @@ only up to this size."""
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)  # --help writes too
         code: int = args.handler(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+    except BrokenPipeError:
+        return _reader_gone()
     except MissingExtra as exc:
         print(exc, file=sys.stderr)  # names the command itself
         return 2
@@ -136,7 +141,13 @@ def _parser() -> argparse.ArgumentParser:
     p_eval.add_argument("--json", action="store_true", help="print the report as JSON")
     p_eval.set_defaults(handler=_cmd_eval)
 
-    p_serve = sub.add_parser("serve", help="run the service: OTLP receiver, validation, query API")
+    p_serve = sub.add_parser(
+        "serve",
+        help="run the service: OTLP receiver, validation, query API",
+        description="Run the service: receive OTLP traces, rebuild agent turns from their "
+        "spans, validate each turn against its tool trace, store spans and verdicts, and "
+        "answer the query API (/api/v1) that the dashboard reads.",
+    )
     p_serve.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
     p_serve.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
     p_serve.add_argument(
@@ -181,7 +192,7 @@ def _parser() -> argparse.ArgumentParser:
     p_up.add_argument(
         "--demo-turns",
         type=int,
-        default=300,
+        default=DEMO_TURNS,
         help="demo turns sent at start, then a trickle (default %(default)s; 0: none)",
     )
     p_up.add_argument(
@@ -199,7 +210,14 @@ def _parser() -> argparse.ArgumentParser:
     p_up.add_argument("--alerts", type=Path, metavar="FILE", help=_ALERTS_HELP)
     p_up.set_defaults(handler=_cmd_up)
 
-    p_dash = sub.add_parser("dashboard", help="run the dashboard (Streamlit) against a service")
+    p_dash = sub.add_parser(
+        "dashboard",
+        help="run the dashboard (Streamlit) against a service",
+        description="Serve the Streamlit dashboard (Overview, Turns, Verify, Alerts) against "
+        "a running service; it reads only the service's /api/v1. FACTLEDGER_READ_TOKEN is "
+        "the token it reads with (a review token to label turns), FACTLEDGER_REVIEWER the "
+        "name its labels carry until one is typed.",
+    )
     p_dash.add_argument(
         "--api",
         default=os.environ.get("FACTLEDGER_API") or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}",
@@ -213,15 +231,29 @@ def _parser() -> argparse.ArgumentParser:
         "OTLP base URL; /v1/traces is appended "
         "(default $OTEL_EXPORTER_OTLP_ENDPOINT or http://127.0.0.1:4318)"
     )
-    p_replay = sub.add_parser("replay", help="send eval-format transcripts as GenAI spans")
+    p_replay = sub.add_parser(
+        "replay",
+        help="send eval-format transcripts as GenAI spans",
+        description="Send each transcript of an eval-format JSONL file (the cases of "
+        "`factledger eval`) to an OTLP/HTTP endpoint as the GenAI spans of one agent turn, "
+        "for a running service to validate and store.",
+    )
     p_replay.add_argument("file", type=Path, help="JSONL of {id, transcript, expected}")
     p_replay.add_argument("--endpoint", default=_default_endpoint(), help=endpoint_help)
     _add_export_options(p_replay)
     p_replay.set_defaults(handler=_cmd_replay)
 
-    p_demo = sub.add_parser("demo", help="scripted agents sending clean and hallucinated turns")
+    p_demo = sub.add_parser(
+        "demo",
+        help="scripted agents sending clean and hallucinated turns",
+        description="Run two scripted agents (coder, support) against real in-memory tools "
+        "and send their turns, clean and hallucinated, to an OTLP/HTTP endpoint as GenAI "
+        "spans: traffic to see the service and the dashboard at work.",
+    )
     p_demo.add_argument("--endpoint", default=_default_endpoint(), help=endpoint_help)
-    p_demo.add_argument("--turns", type=int, default=200, help="turns to send (default 200)")
+    p_demo.add_argument(
+        "--turns", type=int, default=DEMO_TURNS, help="turns to send (default %(default)s)"
+    )
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     p_demo.add_argument(
         "--rate", type=float, help="turns per second (default: as fast as possible)"
@@ -232,6 +264,19 @@ def _parser() -> argparse.ArgumentParser:
     add_alerts_parser(sub)
     add_reviews_parser(sub)
     return parser
+
+
+def _reader_gone() -> int:
+    """The reader of stdout went away (`factledger ... | head`): end quietly, as a Unix
+    tool does. Python would report the broken pipe again when it flushes stdout at exit,
+    so stdout is pointed at /dev/null first."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # a stdout without a descriptor (captured): nothing to do
+        pass
+    return 128 + 13  # what a shell reports for a process ended by SIGPIPE
 
 
 def _default_endpoint() -> str:

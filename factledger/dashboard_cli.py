@@ -23,6 +23,7 @@ from typing import IO
 import httpx
 
 from factledger.dashboard.client import API_ENV, DEFAULT_API_URL
+from factledger.dashboard.palette import theme_options
 
 DEFAULT_DASHBOARD_PORT = 8501
 DEFAULT_DASHBOARD_HOST = "127.0.0.1"
@@ -38,7 +39,8 @@ def streamlit_command(
     *, port: int, host: str = DEFAULT_DASHBOARD_HOST, python: str = sys.executable
 ) -> list[str]:
     """The command line that serves the dashboard: headless, no usage statistics, no
-    file watching (nothing is edited under a running dashboard)."""
+    file watching (nothing is edited under a running dashboard), and the dashboard's
+    theme (`palette.theme_options`: red only for rejects, amber only for flags)."""
     return [
         python,
         "-m",
@@ -59,8 +61,7 @@ def streamlit_command(
         "false",
         "--client.toolbarMode",
         "viewer",
-        "--theme.base",
-        "light",
+        *theme_options(),
     ]
 
 

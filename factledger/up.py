@@ -35,6 +35,7 @@ from factledger.dashboard_cli import (
     stop,
     wait_healthy,
 )
+from factledger.dashboard_watch import DashboardWatch
 from factledger.processors.errors import FactLedgerError
 
 log = logging.getLogger("factledger.up")
@@ -63,7 +64,9 @@ def run_up(
     dashboard as a child process (unless `dashboard_port` is 0; its output goes to
     <data dir>/dashboard.log), and `demo_turns` demo turns once the service is ready, then
     a trickle of TRICKLE_RATE turns per second; with `demo` "auto" only when the store
-    holds nothing yet. `fresh` removes the embedded store and the write-ahead log first."""
+    holds nothing yet. `fresh` removes the embedded store and the write-ahead log first.
+    A dashboard that exits is restarted, within `dashboard_watch`'s bounds; past them
+    `up` stops and returns 1."""
     if fresh:
         for removed in clear_data(settings):
             print(f"removed {removed}", flush=True)
@@ -81,13 +84,28 @@ def run_up(
     dashboard_log = settings.data_dir / "dashboard.log"
     log_file = dashboard_log.open("ab") if dashboard_port else None
     dashboard = None
+    watch: DashboardWatch | None = None
+    code = 0
     stopping = threading.Event()
     # SIGTERM (a service manager, `kill`) stops like Ctrl-C, so the dashboard process is
     # stopped too rather than left behind: in force before the dashboard starts.
     try:
         with sigterm_interrupts():
             if log_file is not None:
-                dashboard = start_dashboard(base, port=dashboard_port, output=log_file)
+                output = log_file
+
+                def restart() -> subprocess.Popen[bytes]:
+                    return start_dashboard(base, port=dashboard_port, output=output)
+
+                dashboard = restart()
+                watch = DashboardWatch(
+                    dashboard,
+                    restart,
+                    dashboard_log,
+                    healthy=lambda process: wait_healthy(
+                        dashboard_url(dashboard_port), process, DASHBOARD_TIMEOUT_SECONDS
+                    ),
+                )
             stored = _stored_spans(app.state.service)
             sending = demo_turns > 0 and (demo == "always" or (demo == DEMO_AUTO and not stored))
             if sending:
@@ -102,11 +120,16 @@ def run_up(
             print("Press Ctrl-C to stop.", flush=True)
             while thread.is_alive():
                 thread.join(0.5)
+                if watch is not None and not watch.check():
+                    code = 1
+                    break
     except KeyboardInterrupt:
         pass
     finally:
         stopping.set()
-        if dashboard is not None:
+        if watch is not None:
+            stop(watch.process)
+        elif dashboard is not None:
             stop(dashboard)
         if log_file is not None:
             log_file.close()
@@ -114,7 +137,7 @@ def run_up(
         # The service's own shutdown is bounded (flush, worker joins, alert delivery);
         # waiting for it lets open turns be judged and the store close cleanly.
         thread.join()
-    return 0
+    return code
 
 
 def clear_data(settings: ServiceSettings) -> list[Path]:

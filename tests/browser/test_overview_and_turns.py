@@ -268,16 +268,20 @@ def test_turns_table_colours_verdicts_names_kinds_and_gives_the_reason(
         detail = api(seeded, f"/turns/{turn['turn_id']}")
         deciding = [f for f in detail["findings"] if f["severity"] == turn["verdict"]]
         assert deciding, turn
-        assert why[row].rstrip("…") and deciding[0]["message"].startswith(why[row].rstrip("…"))
-        # A reply is whole or cut after a whole word, never inside one.
+        message = turns.plain_text(deciding[0]["message"])
+        assert why[row].rstrip("…") and message.startswith(why[row].rstrip("…"))
+        # A reply (from just before its first flagged token) is plain text, whole or cut
+        # after a whole word, never inside one.
         shown = replies[row]
-        full = " ".join(detail["reply"].split())
+        full = " ".join(turns.plain_text(detail["reply"]).split())
+        kept = shown.removeprefix("…").removesuffix("…")
+        assert kept in full, (shown, full[:200])
+        at = full.index(kept)
+        assert shown.startswith("…") == (at > 0), (shown, full[:200])
         if shown.endswith("…"):
-            kept = shown[:-1]
-            assert full.startswith(kept), (shown, full[:200])
-            assert full[len(kept)] in " ,;:-", (shown, full[: len(kept) + 10])
+            assert full[at + len(kept)] in " ,;:-", (shown, full[: at + len(kept) + 10])
         else:
-            assert shown == full
+            assert at + len(kept) == len(full), (shown, full[:200])
 
     # The verdict is a coloured pill: the first row holds its verdict's colour and not
     # the other one's (the rest of the row is text on white).

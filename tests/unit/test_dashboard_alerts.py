@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from factledger.dashboard import charts
 from factledger.dashboard.screens import alerts
 
@@ -69,12 +71,25 @@ def test_rule_rows_carry_the_state_of_their_groups():
     (row,) = alerts.rule_rows([RULE], CURRENT)
     assert row["state"] == "firing (2)"
     assert row["threshold"] == "30.0%"
-    assert row["baseline"] == "× 2 of 4 windows"
+    assert row["baseline"] == "above 2× the rate of the 4 windows before"
     assert row["webhooks"] == 1
     (calm,) = alerts.rule_rows([{**RULE, "baseline_factor": None}], CURRENT[:1])
-    assert (calm["state"], calm["baseline"]) == ("ok (1 groups)", "–")
+    assert (calm["state"], calm["baseline"]) == ("ok (1 group)", "–")
     (fresh,) = alerts.rule_rows([RULE], [])
     assert fresh["state"] == "not evaluated yet"
+
+
+@pytest.mark.parametrize(
+    ("factor", "windows", "text"),
+    [
+        (2.0, 4, "above 2× the rate of the 4 windows before"),
+        (1.5, 1, "above 1.5× the rate of the window before"),
+        (False, 4, "–"),
+        (None, 4, "–"),
+    ],
+)
+def test_the_baseline_reads_as_a_comparison(factor: Any, windows: Any, text: str) -> None:
+    assert alerts.baseline_text(factor, windows) == text
 
 
 def test_state_rows_skip_groups_without_a_value_and_put_firing_first():
@@ -106,6 +121,23 @@ def test_firing_line_escapes_what_the_api_says():
     assert "45.0%" in line and "30.0%" in line
 
 
+@pytest.mark.parametrize(
+    ("reason", "names"),
+    [
+        ("above threshold (45.0% > 30.0%)", " (the threshold)"),
+        ("above 2x baseline (45.0% > 30.0%)", " (2× the baseline)"),
+        ("restored at start", ""),
+    ],
+)
+def test_a_firing_banner_is_one_sentence_saying_each_figure_once(reason: str, names: str) -> None:
+    line = alerts.firing_line({**CURRENT[1], "reason": reason})
+    assert line == (
+        "**reject\\-rate\\-per\\-model** · model llama: 45.0% of 46 turns, above its limit of "
+        f"30.0%{names}, firing since 2025-03-01 11:50:00 UTC."
+    )
+    assert line.count("45.0%") == 1 and line.count("30.0%") == 1
+
+
 def test_alert_charts_compile():
     states = charts.alert_states(alerts.state_rows(CURRENT)).to_dict()
     assert {layer["mark"]["type"] for layer in states["layer"]} == {"bar", "tick"}
@@ -135,3 +167,22 @@ def test_export_line_of_a_quiet_target() -> None:
     quiet = {"target": "otel", "sent": 0, "retried": 0, "dropped": {}, "pending": 0}
     line = alerts.export_line({**quiet, "lag_seconds": 0.0})  # type: ignore[typeddict-item]
     assert line == "**otel**: 0 sent, 0 retried, 0 dropped, 0 pending"
+
+
+def test_the_timeline_spans_the_alerts_not_the_time_since() -> None:
+    now = datetime(2025, 3, 8, 12, 0, tzinfo=UTC)
+    week_ago = [
+        {"start": "2025-03-01T10:00:00+00:00", "end": "2025-03-01T14:00:00+00:00"},
+        {"start": "2025-03-01T11:00:00+00:00", "end": "2025-03-01T12:00:00+00:00"},
+    ]
+    start, end = alerts.timeline_domain(week_ago, now)
+    assert start == datetime(2025, 3, 1, 9, 48, tzinfo=UTC)
+    assert end == datetime(2025, 3, 1, 14, 12, tzinfo=UTC)
+    short = [{"start": "2025-03-01T10:00:00+00:00", "end": "2025-03-01T10:20:00+00:00"}]
+    assert alerts.timeline_domain(short, now) == (
+        datetime(2025, 3, 1, 9, 40, tzinfo=UTC),
+        datetime(2025, 3, 1, 10, 40, tzinfo=UTC),
+    )
+    fresh = [{"start": "2025-03-08T11:59:00+00:00", "end": now.isoformat()}]
+    assert alerts.timeline_domain(fresh, now) == (now - alerts.TIMELINE_MIN, now)
+    assert alerts.timeline_domain([], now) == (now - alerts.TIMELINE_MIN, now)

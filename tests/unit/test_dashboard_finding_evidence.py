@@ -18,6 +18,7 @@ from factledger.dashboard.finding_evidence import (
     badges_on,
     finding_evidence,
     marks_on,
+    severity_on,
 )
 from factledger.processors.kinds import KIND_INFO, Kind
 
@@ -564,3 +565,13 @@ def test_marks_and_badges_per_call():
     assert marks_on(found, 0, "result") == [("farah.ops@acme.example", "seen")]
     assert marks_on(found, 1, "result") == []
     assert badges_on(found, 0) == [("not offered", "against")]
+
+
+def test_a_calls_evidence_takes_the_worst_severity_of_the_findings_marking_it() -> None:
+    mark = CallMark(0, "result", "Error: recipient rejected", "against")
+    flag = FindingEvidence("ungrounded_tool_argument", "flag", "x", (), (mark,))
+    reject = FindingEvidence("error_reported_as_success", "reject", "sent", (), (mark,))
+    elsewhere = FindingEvidence("stall", "reject", "", (), (CallMark(1, "result", "y", "seen"),))
+    assert severity_on([flag, elsewhere], 0) == "flag"
+    assert severity_on([flag, reject], 0) == "reject"
+    assert severity_on([flag], 2) == "info"

@@ -1,5 +1,6 @@
-"""The dashboard's HTML highlighting: findings marked by kind and labelled, every piece of
-text escaped, overlaps and findings without offsets handled."""
+"""The dashboard's HTML highlighting: findings marked and labelled, coloured by severity
+(red a reject, amber a flag) never by kind, every piece of text escaped, overlaps and
+findings without offsets handled."""
 
 from __future__ import annotations
 
@@ -8,17 +9,18 @@ from typing import Any
 
 import pytest
 
+from factledger.dashboard import palette
 from factledger.dashboard.highlight import (
-    _CLASS_COLOURS,
     MAX_MARKS_PER_TOKEN,
     css_class,
     highlight_reply,
     kind_label,
+    kind_severities,
+    label_html,
     locate,
     mark_tokens,
     stylesheet,
 )
-from factledger.processors.kinds import HALLUCINATION_CLASSES, UNCLASSIFIED, Kind
 
 
 def finding(
@@ -98,7 +100,10 @@ def test_text_and_attributes_are_escaped():
 def test_a_mark_carries_its_kind_class_and_a_label():
     markup = highlight_reply("I created OPS-2977.", [finding(span=[10, 18])])
     assert '<mark class="fl-mark fl-sev-reject fl-kind-fabricated_identifier"' in markup
-    assert '<span class="fl-label fl-kind-fabricated_identifier">fabricated identifier' in markup
+    assert (
+        '<span class="fl-label fl-sev-reject fl-kind-fabricated_identifier">fabricated identifier'
+        in markup
+    )
     assert markup.startswith('<div class="fl-reply">') and markup.endswith("</div>")
 
 
@@ -187,10 +192,58 @@ def test_each_tone_has_a_colour_and_only_backed_is_green():
     assert [g.strip() for g in greens] == ["mark.fl-backed"]
 
 
-def test_every_kind_has_a_colour_rule():
-    css = stylesheet()
-    for kind in Kind:
-        assert f".fl-mark.{css_class(kind.value)}" in css
+def _rules(css: str) -> dict[str, str]:
+    return {selector.strip(): body for selector, body in re.findall(r"([^{}\n]+)\{([^}]*)\}", css)}
+
+
+def test_marks_and_chips_take_the_severity_colour_and_no_kind_has_one():
+    rules = _rules(stylesheet())
+    assert not [s for s in rules if "fl-kind-" in s]
+    assert palette.REJECT_BACKGROUND in rules[".fl-label.fl-sev-reject"]
+    assert palette.FLAG_BACKGROUND in rules[".fl-label.fl-sev-flag"]
+    assert palette.REJECT in rules[".fl-mark.fl-sev-reject"]
+    assert palette.FLAG in rules[".fl-mark.fl-sev-flag"]
+
+
+def test_red_is_only_for_rejects_and_amber_only_for_flags():
+    rules = _rules(stylesheet())
+    red = {
+        s
+        for s, body in rules.items()
+        if palette.REJECT in body or palette.REJECT_BACKGROUND in body
+    }
+    amber = {
+        s for s, body in rules.items() if palette.FLAG in body or palette.FLAG_BACKGROUND in body
+    }
+    assert {".fl-mark.fl-sev-flag", ".fl-label.fl-sev-flag"} <= amber
+    assert all("fl-sev-flag" in s for s in amber), amber
+    # A reject's marks and chips, and the evidence a finding rests on.
+    assert all("reject" in s or "against" in s for s in red), red
+    assert not [s for s in red if "fl-sev-flag" in s]
+
+
+def test_a_chip_is_coloured_by_its_findings_severity_whatever_its_kind():
+    assert 'class="fl-label fl-sev-flag fl-kind-fabricated_identifier"' in label_html(
+        "fabricated_identifier", "flag"
+    )
+    assert 'class="fl-label fl-sev-reject fl-kind-stall"' in label_html("stall", "reject")
+    assert "fl-sev-info" in label_html("stall", "withdrawn")
+    severities = kind_severities(
+        [
+            {"kind": "stall", "severity": "flag"},
+            {"kind": "stall", "severity": "reject"},
+            {"kind": "x", "severity": "flag"},
+        ]
+    )
+    assert severities == {"stall": "reject", "x": "flag"}
+
+
+def test_a_mark_leaves_room_below_the_descent_for_underscores():
+    body = _rules(stylesheet())[".fl-mark"]
+    padding = re.search(r"padding: ([^;]+);", body)
+    assert padding is not None
+    bottom = padding.group(1).split()[2]
+    assert bottom.endswith("em") and float(bottom[:-2]) >= 0.2
 
 
 @pytest.mark.parametrize(
@@ -203,7 +256,3 @@ def test_every_kind_has_a_colour_rule():
 def test_kind_names(kind: str, cls: str, label: str):
     assert css_class(kind) == cls
     assert kind_label(kind) == label
-
-
-def test_every_hallucination_class_has_a_colour_of_its_own() -> None:
-    assert set(_CLASS_COLOURS) == {*HALLUCINATION_CLASSES, UNCLASSIFIED}

@@ -1,5 +1,6 @@
-"""The Turns table's rows: coloured verdicts, readable kinds, the reason for a verdict,
-text cut on whole words, and the pages past the first."""
+"""The Turns table's rows: coloured verdicts, classes, readable kinds, the reason for a
+verdict, plain text cut on whole words, the reply around its flagged token, names that
+never break mid-word, the pages past the first, and the Overview's default window."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from factledger.dashboard import figures
 from factledger.dashboard.screens import turns
 
 LONG_REPLY = (
@@ -62,6 +64,7 @@ def test_a_clipped_reply_never_ends_inside_a_word() -> None:
 def test_table_rows_give_the_verdict_pill_readable_kinds_and_the_reason() -> None:
     (row,) = turns.table_rows([summary()])
     assert row["verdict"] == ["reject"]
+    assert row["class"] == "1, 4"
     assert row["kinds"] == "fabricated identifier, summary without action"
     assert row["why"] == "4f2a9c1 is in no tool result"
     assert row["reply"] == "The commit 4f2a9c1 is on main."
@@ -76,7 +79,8 @@ def test_table_rows_cut_a_full_preview_on_a_word_and_take_a_missing_reason_as_no
     (row,) = turns.table_rows([turn])
     assert row["why"] == ""
     assert row["reply"].endswith("…") and len(row["reply"]) <= turns.CELL_CHARS + 1
-    assert LONG_REPLY.startswith(row["reply"].removesuffix("…") + " ")
+    plain = turns.plain_text(LONG_REPLY)
+    assert plain.startswith(row["reply"].removesuffix("…") + " ")
 
 
 def test_every_verdict_has_a_pill_colour_apart_from_the_others() -> None:
@@ -103,3 +107,60 @@ def test_page_sizes_reach_the_apis_largest_page() -> None:
     assert turns.DEFAULT_PAGE_SIZE in turns.PAGE_SIZES
     assert max(turns.PAGE_SIZES) == 1000
     assert turns.ROW_HEIGHT > 64  # the grid wraps text only in rows taller than 4rem
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        pytest.param(
+            "the reply says `retry_with_backoff` does not exist",
+            "the reply says retry_with_backoff does not exist",
+            id="code-marks-go-identifiers-stay-exact",
+        ),
+        pytest.param("## Summary of changes", "Summary of changes", id="heading-marker"),
+        pytest.param("- src/app/config.py now", "src/app/config.py now", id="list-marker"),
+        pytest.param("**done** for __init__.py", "done for __init__.py", id="bold-not-dunder"),
+        pytest.param("a * b - c", "a * b - c", id="operators-mid-line-stay"),
+    ],
+)
+def test_cells_are_plain_text(text: str, shown: str) -> None:
+    assert turns.plain_text(text) == shown
+
+
+def test_the_reply_cell_shows_the_window_around_the_flagged_token() -> None:
+    window = "…the call send_email failed, but the reply says it was sent to Dana."
+    (row,) = turns.table_rows([summary(reply_preview="Hello " * 40, flagged_preview=window)])
+    assert row["reply"].startswith("…the call send_email failed")
+
+
+def test_class_column_names_each_class_once_and_a_dash_for_none() -> None:
+    assert turns.classes_of(["fabricated_identifier", "ungrounded_quantity"]) == "1"
+    assert turns.classes_of(["validator_error"]) == "–"
+    assert turns.classes_of(["not_a_kind"]) == "–"
+
+
+def test_a_name_column_is_as_wide_as_its_longest_name() -> None:
+    narrow = turns.name_width(["coder", "support"], "agent")
+    wide = turns.name_width(["research-assistant-v2"], "agent")
+    assert len("support") * turns.NAME_PX_PER_CHAR <= narrow < wide
+    assert wide >= len("research-assistant-v2") * turns.NAME_PX_PER_CHAR
+    assert turns.name_width(["x" * 500], "agent") == turns.MAX_NAME_WIDTH
+
+
+def test_why_and_reply_share_what_the_name_columns_leave() -> None:
+    rows = turns.table_rows([summary(agent="support", model="llama-3.1-70b")])
+    widths = turns.column_widths(rows)
+    assert widths["model"] >= len("llama-3.1-70b") * turns.NAME_PX_PER_CHAR
+    assert widths["why"] == widths["reply"] >= turns.COLUMN_WIDTHS["why"]
+    assert sum(widths.values()) <= turns.GRID_WIDTH
+    crowded = turns.column_widths([{"agent": "a" * 40, "model": "m" * 40, "class": "c" * 40}])
+    assert crowded["why"] == turns.COLUMN_WIDTHS["why"]  # never narrower than it starts
+
+
+OPENED = list(figures.WINDOWS)[list(figures.WINDOWS).index(figures.DEFAULT_WINDOW) :]
+"""The windows a first visit of the Overview may open (`figures.fitting_window`)."""
+
+
+@pytest.mark.parametrize("window", OPENED)
+def test_every_window_the_overview_opens_is_a_turns_period_of_the_same_span(window: str) -> None:
+    assert turns.PERIODS[turns.period_name(window)] == figures.WINDOWS[window]

@@ -42,9 +42,30 @@ def finding(kind: str, token: str = "", severity: str = "flag", score: float | N
             id="identifier-asks-whether-it-is-backed",
         ),
         pytest.param(
-            [finding("error_reported_as_success", "send_email", "reject")],
-            "The call `send_email` failed. Does the reply say it succeeded?",
-            id="failed-call-asks-about-success",
+            [
+                {
+                    **finding("error_reported_as_success", "sent", "reject"),
+                    "checked_against": ["send_email"],
+                }
+            ],
+            "The call `send_email` failed. Does the reply say it succeeded (“sent”)?",
+            id="failed-call-names-the-call-not-the-claim",
+        ),
+        pytest.param(
+            [
+                {
+                    **finding("error_reported_as_success", "booked", "reject"),
+                    "checked_against": ["book_room", "book_desk"],
+                }
+            ],
+            "The calls `book_room` and `book_desk` failed. Does the reply say they succeeded "
+            "(“booked”)?",
+            id="failed-calls-are-all-named",
+        ),
+        pytest.param(
+            [finding("error_reported_as_success", "sent", "reject")],
+            "A tool call failed. Does the reply say it succeeded (“sent”)?",
+            id="failed-call-without-a-name",
         ),
         pytest.param(
             [finding("stall", "One moment, let me check.", "reject")],

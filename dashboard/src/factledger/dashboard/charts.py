@@ -13,10 +13,11 @@ from typing import Any
 
 import altair as alt
 
+from factledger.dashboard import palette
 from factledger.dashboard.figures import MIN_TURNS_PER_POINT
 
-VERDICT_COLOURS = {"reject": "#e53e3e", "flag": "#dd8a1f", "pass": "#cbd5e0"}
-SEVERITY_COLOURS = {"reject": "#e53e3e", "flag": "#dd8a1f"}
+VERDICT_COLOURS = {"reject": palette.REJECT, "flag": palette.FLAG, "pass": "#cbd5e0"}
+SEVERITY_COLOURS = {"reject": palette.REJECT, "flag": palette.FLAG}
 OPERATION_COLOURS = {
     "invoke_agent": "#805ad5",
     "chat": "#3182ce",

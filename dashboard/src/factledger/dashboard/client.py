@@ -271,6 +271,7 @@ class TurnQuery:
     verdicts: tuple[str, ...] = ("reject", "flag")
     model: str = ""
     agent: str = ""
+    service: str = ""
     kind: str = ""
     q: str = ""
     since: datetime | None = None
@@ -284,6 +285,7 @@ class TurnQuery:
         for name, value in (
             ("model", self.model),
             ("agent", self.agent),
+            ("service", self.service),
             ("kind", self.kind),
             ("q", self.q.strip()),
         ):

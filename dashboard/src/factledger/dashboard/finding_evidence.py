@@ -129,6 +129,17 @@ def marks_on(found: Iterable[FindingEvidence], call: int, where: Where) -> list[
     return list(dict.fromkeys((m.text, m.tone) for m in marks))
 
 
+def severity_on(found: Iterable[FindingEvidence], call: int) -> str:
+    """The worst severity of the findings whose evidence marks or badges call `call`
+    (`info` when none does): the colour its `against` marks take."""
+    severities = {
+        e.severity
+        for e in found
+        if any(m.call == call for m in e.marks) or any(b.call == call for b in e.badges)
+    }
+    return next((s for s in ("reject", "flag") if s in severities), "info")
+
+
 def badges_on(found: Iterable[FindingEvidence], call: int) -> list[tuple[str, Tone]]:
     """The (text, tone) badges the evidence puts on one call."""
     return list(dict.fromkeys((b.text, b.tone) for e in found for b in e.badges if b.call == call))

@@ -6,10 +6,12 @@ A finding is located by its character offsets in the reply (`span`); one without
 offsets is located by its token wherever the token occurs (at most MAX_MARKS_PER_TOKEN
 times). Overlapping findings split the text into segments; a segment covered by several
 findings carries every kind's class, and each finding's label follows its last segment.
+Marks and labels are coloured by severity, never by kind (`palette`): red a reject,
+amber a flag.
 
 In a tool payload, text is marked in the tone of the evidence it is (`evidence.Tone`):
 green `fl-backed` only where it backs what the reply says, red `fl-against` where it is
-what a finding rests on, amber `fl-seen` where the token merely shows up.
+what a finding rests on, slate `fl-seen` where the token merely shows up.
 """
 
 from __future__ import annotations
@@ -19,31 +21,16 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from factledger.dashboard import palette
 from factledger.dashboard.evidence import Tone
-from factledger.processors.kinds import KIND_INFO, HallucinationClass, Kind
 
 MAX_MARKS_PER_TOKEN = 20
 MAX_TOKEN_CHARS = 500
 """Longer tokens (a whole paragraph quoted as evidence) are not searched for."""
 
 SEVERITY_RANK = {"reject": 2, "flag": 1, "info": 0}
-
-# One colour per hallucination class, so kinds of one class read as one family.
-_CLASS_COLOURS: Mapping[HallucinationClass | Literal["-"], str] = {
-    "1": "#f8b4b4",
-    "2": "#f9c6a0",
-    "3": "#fbd38d",
-    "4": "#d6bcfa",
-    "4b": "#fde68a",
-    "5": "#bee3f8",
-    "mirror": "#fbb6ce",
-    "citation": "#b2f5ea",
-    "stall": "#e2e8f0",
-    "-": "#edf2f7",
-}
-_FALLBACK_COLOUR = "#e2e8f0"
 
 
 @dataclass(frozen=True)
@@ -67,42 +54,80 @@ def kind_label(kind: str) -> str:
     return kind.replace("_", " ")
 
 
+def label_html(kind: str, severity: str) -> str:
+    """A finding's chip: its kind in words, coloured by its severity (red a reject, amber
+    a flag, slate anything else), never by its kind."""
+    return (
+        f'<span class="fl-label fl-sev-{palette.severity_key(severity)} {css_class(kind)}">'
+        f"{html.escape(kind_label(kind))}</span>"
+    )
+
+
+def kind_severities(findings: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Each kind's most severe severity among `findings`: the colour of its chip where a
+    chip names a kind rather than one finding."""
+    worst: dict[str, str] = {}
+    for finding in findings:
+        kind, severity = str(finding.get("kind", "")), str(finding.get("severity", ""))
+        if SEVERITY_RANK.get(severity, 0) >= SEVERITY_RANK.get(worst.get(kind, ""), -1):
+            worst[kind] = severity
+    return worst
+
+
+# The mark's padding reaches below the font's descent: an underscore is drawn lower
+# than the descent in common monospace fonts, and without it the outline (drawn just
+# outside the box) covers the underscore at a device pixel ratio of 1.
+_MARK_PADDING = "0.05em 0.15rem 0.25em"
+
+
 def stylesheet() -> str:
-    """The <style> block the highlighting relies on (one rule per known kind)."""
+    """The <style> block the highlighting relies on: marks and chips coloured by
+    severity (`palette`), tool payloads' tones."""
+    p = palette
     rules = [
         ".fl-reply, .fl-result { white-space: pre-wrap; word-break: break-word;"
         " font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.86rem;"
-        " line-height: 1.55; border-radius: 0.5rem; padding: 0.75rem 0.9rem; margin: 0; }",
+        " line-height: 1.7; border-radius: 0.5rem; padding: 0.75rem 0.9rem; margin: 0; }",
         ".fl-reply { background: #fffdf7; border: 1px solid #e9e3cf; }",
         ".fl-result { background: #f7f8fa; border: 1px solid #e3e6ea; max-height: 16rem;"
         " overflow: auto; }",
-        ".fl-result.fl-error { background: #fff5f5; border-color: #feb2b2; }",
-        ".fl-mark { border-radius: 0.25rem; padding: 0 0.15rem; color: inherit; }",
-        ".fl-mark.fl-sev-reject { outline: 1.5px solid #c53030; }",
-        ".fl-mark.fl-sev-flag { outline: 1.5px dashed #b7791f; }",
+        f".fl-result.fl-error {{ border-color: {p.NEUTRAL}; border-style: dashed; }}",
+        f".fl-mark {{ border-radius: 0.25rem; padding: {_MARK_PADDING}; color: inherit;"
+        " -webkit-box-decoration-break: clone; box-decoration-break: clone; }",
+        f".fl-mark.fl-sev-reject {{ background: {p.REJECT_BACKGROUND};"
+        f" outline: 1.5px solid {p.REJECT}; }}",
+        f".fl-mark.fl-sev-flag {{ background: {p.FLAG_BACKGROUND};"
+        f" outline: 1.5px dashed {p.FLAG}; }}",
+        f".fl-mark.fl-sev-info {{ background: {p.NEUTRAL_BACKGROUND}; }}",
         ".fl-label { font-family: system-ui, sans-serif; font-size: 0.68rem; font-weight: 600;"
         " border-radius: 0.6rem; padding: 0.05rem 0.4rem; margin: 0 0.2rem; white-space: nowrap;"
-        " vertical-align: 0.12rem; }",
-        ".fl-tone { border-radius: 0.25rem; padding: 0 0.1rem; color: inherit; }",
+        f" vertical-align: 0.12rem; background: {p.NEUTRAL_BACKGROUND};"
+        f" color: {p.NEUTRAL_TEXT}; }}",
+        f".fl-label.fl-sev-reject {{ background: {p.REJECT_BACKGROUND}; color: {p.REJECT_TEXT}; }}",
+        f".fl-label.fl-sev-flag {{ background: {p.FLAG_BACKGROUND}; color: {p.FLAG_TEXT}; }}",
+        f".fl-tone {{ border-radius: 0.25rem; padding: {_MARK_PADDING}; color: inherit; }}",
         "mark.fl-backed { background: #9ae6b4; }",
-        "mark.fl-against { background: #feb2b2; outline: 1px solid #c53030; }",
-        "mark.fl-seen { background: #fefcbf; outline: 1px dashed #b7791f; }",
+        f"mark.fl-against {{ background: {p.REJECT_BACKGROUND}; outline: 1px solid {p.REJECT}; }}",
+        f"mark.fl-seen {{ background: {p.NEUTRAL_BACKGROUND}; outline: 1px dashed {p.NEUTRAL}; }}",
         ".fl-part.fl-backed { color: #276749; font-weight: 600; }",
-        ".fl-part.fl-against { color: #c53030; font-weight: 600; }",
-        ".fl-part.fl-seen { color: #975a16; }",
+        f".fl-part.fl-against {{ color: {p.REJECT}; font-weight: 600; }}",
+        f".fl-part.fl-seen {{ color: {p.NEUTRAL_TEXT}; }}",
         "code.fl-part.fl-backed { background: #c6f6d5; }",
-        "code.fl-part.fl-against { background: #fed7d7; }",
-        "code.fl-part.fl-seen { background: #fefcbf; }",
+        f"code.fl-part.fl-against {{ background: {p.REJECT_BACKGROUND}; }}",
+        f"code.fl-part.fl-seen {{ background: {p.NEUTRAL_BACKGROUND}; }}",
         ".fl-badge { display: inline-block; font-size: 0.75rem; font-weight: 600;"
         " border-radius: 0.7rem; padding: 0.05rem 0.5rem; margin-right: 0.4rem; }",
-        ".fl-badge.fl-against { background: #fed7d7; color: #9b2c2c; }",
+        f".fl-badge.fl-against {{ background: {p.REJECT_BACKGROUND}; color: {p.REJECT_TEXT}; }}",
         ".fl-badge.fl-backed { background: #c6f6d5; color: #22543d; }",
-        ".fl-badge.fl-seen { background: #fefcbf; color: #744210; }",
+        f".fl-badge.fl-seen {{ background: {p.NEUTRAL_BACKGROUND}; color: {p.NEUTRAL_TEXT}; }}",
+        # A flag's evidence is amber, not red: red is for rejects only.
+        f".fl-sev-flag mark.fl-against {{ background: {p.FLAG_BACKGROUND};"
+        f" outline-color: {p.FLAG}; }}",
+        f".fl-sev-flag .fl-part.fl-against {{ color: {p.FLAG_TEXT}; }}",
+        f".fl-sev-flag code.fl-part.fl-against {{ background: {p.FLAG_BACKGROUND}; }}",
+        f".fl-sev-flag .fl-badge.fl-against {{ background: {p.FLAG_BACKGROUND};"
+        f" color: {p.FLAG_TEXT}; }}",
     ]
-    for kind in Kind:
-        colour = _CLASS_COLOURS.get(KIND_INFO[kind].hallucination_class, _FALLBACK_COLOUR)
-        cls = css_class(kind.value)
-        rules.append(f".fl-mark.{cls}, .fl-label.{cls} {{ background: {colour}; }}")
     return "<style>\n" + "\n".join(rules) + "\n</style>"
 
 
@@ -146,11 +171,9 @@ def highlight_reply(reply: str, findings: Iterable[Mapping[str, Any]]) -> str:
         title = html.escape("; ".join(f"{m.kind}: {m.message}" for m in covering), quote=True)
         kinds = html.escape(" ".join(dict.fromkeys(m.kind for m in covering)), quote=True)
         parts.append(f'<mark class="{classes}" data-kinds="{kinds}" title="{title}">{text}</mark>')
+        endings = {m.kind: m.severity for m in reversed(covering) if m.end == end}
         for ending in dict.fromkeys(m.kind for m in covering if m.end == end):
-            parts.append(
-                f'<span class="fl-label {css_class(ending)}">{html.escape(kind_label(ending))}'
-                "</span>"
-            )
+            parts.append(label_html(ending, endings[ending]))
     return f'<div class="fl-reply">{"".join(parts)}</div>'
 
 

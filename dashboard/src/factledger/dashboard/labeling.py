@@ -17,6 +17,7 @@ left alone (Escape leaves the field).
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,9 @@ from factledger.dashboard.review_questions import question_for
 from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.ui import when
 
+REVIEWER_ENV = "FACTLEDGER_REVIEWER"
+"""The reviewer name labels carry until one is typed in the dashboard (read from the
+dashboard process's environment)."""
 REVIEWER_WIDGET = "verify_reviewer"
 """The name field's widget key (Streamlit drops a widget's value on pages without it)."""
 _REVIEWER = "fl_reviewer"
@@ -147,10 +151,16 @@ def show_notice() -> None:
         st.toast(notice, icon=":material/check_circle:")
 
 
+def default_reviewer(env: Mapping[str, str] | None = None) -> str:
+    """The name labels carry before one is typed: FACTLEDGER_REVIEWER, else empty."""
+    return (os.environ if env is None else env).get(REVIEWER_ENV, "").strip()[:200]
+
+
 def reviewer_input(where: Any = st) -> None:
-    """The reviewer's name field; the name is kept for the session across pages."""
+    """The reviewer's name field; the name is kept for the session across pages, and
+    starts as FACTLEDGER_REVIEWER."""
     if REVIEWER_WIDGET not in st.session_state:
-        st.session_state[REVIEWER_WIDGET] = st.session_state.get(_REVIEWER, "")
+        st.session_state[REVIEWER_WIDGET] = st.session_state.get(_REVIEWER, default_reviewer())
     where.text_input(
         "Your name (stored with your labels)",
         key=REVIEWER_WIDGET,
@@ -234,6 +244,7 @@ def turn_labels(turn: Turn) -> None:
         if reviews:
             st.caption(label_caption(reviews[-1]))
         question_block(turn["findings"])
+        reviewer_input(st.columns([2, 6])[0])
         label_bar(api, [turn["turn_id"]], note_key=f"fl_note_{turn['turn_id']}")
 
 
@@ -312,7 +323,13 @@ def _keep_reviewer() -> None:
 
 
 def _reviewer() -> str:
-    return str(st.session_state.get(REVIEWER_WIDGET) or st.session_state.get(_REVIEWER) or "")
+    # The field's value, else the name kept from another page, else the default: a page
+    # without the field (or a field left empty) still labels as someone.
+    return str(
+        st.session_state.get(REVIEWER_WIDGET)
+        or st.session_state.get(_REVIEWER)
+        or default_reviewer()
+    )
 
 
 def _turns(count: int) -> str:

@@ -44,7 +44,7 @@ _TEMPLATES: dict[str, tuple[str, str, str]] = {
         "a tool returned it, or the reply does not say so",
     ),
     "error_reported_as_success": (
-        "The call {token} failed. Does the reply say it succeeded?",
+        "{token}",  # worded by `_failed_calls`: it names the calls, not the claim
         "the failure is reported as success",
         "the reply reports the failure",
     ),
@@ -137,7 +137,6 @@ _GENERAL = (
     "the trace backs the reply",
 )
 _FALLBACK_TOKEN = {
-    "error_reported_as_success": "a tool call",
     "claim_without_tool": "a completed action",
     "unregistered_tool_call": "a tool",
     "citation_unregistered_tool": "a tool",
@@ -185,6 +184,8 @@ def question_for(findings: Sequence[Mapping[str, Any]]) -> Question:
 def _token_text(
     kind: str, primary: Mapping[str, Any], findings: Sequence[Mapping[str, Any]]
 ) -> str:
+    if kind == "error_reported_as_success":
+        return _failed_calls(primary)
     if kind == "confabulated_identifier_set":
         tokens = list(
             dict.fromkeys(
@@ -201,6 +202,20 @@ def _token_text(
     if kind in ("claim_without_tool", "stall"):
         return f"“{_cut(token)}”"
     return _quoted(token)
+
+
+def _failed_calls(finding: Mapping[str, Any]) -> str:
+    """The class-3 question: the failed calls by name (`checked_against`: the token is the
+    reply's claim, "sent", not the call), then the claim."""
+    names = [_quoted(str(name)) for name in finding.get("checked_against") or [] if name]
+    claim = str(finding.get("token") or "").strip()
+    said = f" (“{_cut(claim)}”)" if claim else ""
+    if not names:
+        return f"A tool call failed. Does the reply say it succeeded{said}?"
+    if len(names) == 1:
+        return f"The call {names[0]} failed. Does the reply say it succeeded{said}?"
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+    return f"The calls {listed} failed. Does the reply say they succeeded{said}?"
 
 
 def _quoted(token: str) -> str:

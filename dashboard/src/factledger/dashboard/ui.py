@@ -11,6 +11,7 @@ from datetime import datetime
 
 import streamlit as st
 
+from factledger.dashboard import palette
 from factledger.dashboard.client import (
     API_ENV,
     DEFAULT_API_URL,
@@ -27,19 +28,20 @@ from factledger.dashboard.verification import STYLES as VERIFICATION_STYLES
 
 log = logging.getLogger("factledger.dashboard")
 
-_PAGE_CSS = """
+_PAGE_CSS = f"""
 <style>
-.fl-verdict { display: inline-block; font-weight: 600; font-size: 0.8rem;
-  border-radius: 0.7rem; padding: 0.1rem 0.6rem; margin-right: 0.4rem; }
-.fl-verdict-reject { background: #fed7d7; color: #9b2c2c; }
-.fl-verdict-flag { background: #feebc8; color: #9c4221; }
-.fl-verdict-pass { background: #e2e8f0; color: #2d3748; }
-.fl-meta { color: #4a5568; font-size: 0.85rem; }
-.fl-request { background: #f0f5ff; border: 1px solid #c3dafe; border-radius: 0.5rem;
-  padding: 0.6rem 0.9rem; white-space: pre-wrap; }
-.fl-evidence { font-size: 0.85rem; margin: 0.15rem 0; }
-.fl-missing { color: #c53030; font-weight: 600; }
-.fl-present { color: #276749; font-weight: 600; }
+.fl-verdict {{ display: inline-block; font-weight: 600; font-size: 0.8rem;
+  border-radius: 0.7rem; padding: 0.1rem 0.6rem; margin-right: 0.4rem; }}
+.fl-verdict-reject {{ background: {palette.REJECT_BACKGROUND}; color: {palette.REJECT_TEXT}; }}
+.fl-verdict-flag {{ background: {palette.FLAG_BACKGROUND}; color: {palette.FLAG_TEXT}; }}
+.fl-verdict-pass {{ background: {palette.NEUTRAL_BACKGROUND}; color: {palette.NEUTRAL_TEXT}; }}
+.fl-verdict-error {{ background: {palette.NEUTRAL_TEXT}; color: #ffffff; }}
+.fl-meta {{ color: #4a5568; font-size: 0.85rem; }}
+.fl-request {{ background: #f0f5ff; border: 1px solid #c3dafe; border-radius: 0.5rem;
+  padding: 0.6rem 0.9rem; white-space: pre-wrap; }}
+.fl-evidence {{ font-size: 0.85rem; margin: 0.15rem 0; }}
+.fl-missing {{ color: {palette.REJECT}; font-weight: 600; }}
+.fl-present {{ color: #276749; font-weight: 600; }}
 </style>
 """
 

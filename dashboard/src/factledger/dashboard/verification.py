@@ -16,7 +16,7 @@ from typing import Any
 
 from factledger.dashboard.client import QueueVerification
 from factledger.dashboard.figures import parse_time
-from factledger.dashboard.highlight import css_class, kind_label
+from factledger.dashboard.highlight import kind_label, label_html
 
 OUTCOMES = ("confirmed", "refuted", "unverifiable")
 OUTCOME_WORDS = {
@@ -105,7 +105,7 @@ def withdrawn_html(verification: Mapping[str, Any], reply: str) -> str:
     """A withdrawn finding: its kind, where the reply says it, and the answer that
     withdrew it."""
     kind = str(verification.get("finding_kind") or "")
-    label = f'<span class="fl-label {css_class(kind)}">{html.escape(kind_label(kind))}</span>'
+    label = label_html(kind, "info")  # withdrawn: it no longer counts in the verdict
     span = verification.get("span")
     quoted = ""
     if span and 0 <= int(span[0]) < int(span[1]) <= len(reply):

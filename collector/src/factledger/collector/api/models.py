@@ -135,6 +135,11 @@ class ListedTurn(TurnSummary):
         description="the message of the finding that decides the verdict (the first of the"
         " highest severity); empty when the turn has no finding"
     )
+    flagged_preview: str = Field(
+        description="up to 200 characters of the reply starting at most 40 before its first"
+        " flagged token (the earliest reject or flag with offsets), led by … when cut at the"
+        " front; the reply_preview when no finding locates a token"
+    )
 
 
 class TurnPage(ApiModel):

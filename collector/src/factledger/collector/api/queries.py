@@ -100,6 +100,9 @@ def list_turns(
     ] = None,
     model: Annotated[str | None, Query(description="model name, exact")] = None,
     agent: Annotated[str | None, Query(description="agent name, exact")] = None,
+    service: Annotated[
+        str | None, Query(description="service name (the spans' service.name), exact")
+    ] = None,
     kind: Annotated[str | None, Query(description="turns with a finding of this kind")] = None,
     trace_id: Annotated[str | None, Query(description="32 hex characters")] = None,
     conversation_id: Annotated[str | None, Query()] = None,
@@ -116,7 +119,10 @@ def list_turns(
     ] = None,
 ) -> TurnPage:
     """Turns, newest first, with their latest verdict; `total` counts every match. A page
-    of more than `BULK_READ_ROWS` turns is logged as a bulk read."""
+    of more than `BULK_READ_ROWS` turns is logged as a bulk read; `until` not after
+    `since` is a 422, as for the statistics."""
+    if since is not None and until is not None:
+        _window(since, until)
     store = service_of(request).store
     turns, total = store.list_turns(
         reader.tenant,
@@ -124,6 +130,7 @@ def list_turns(
         q=q or None,
         model=model,
         agent=agent,
+        service=service,
         kind=kind,
         trace_id=trace_id,
         conversation_id=conversation_id,

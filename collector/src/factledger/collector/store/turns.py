@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..api.views import finding_view, max_score, span_view, tool_call_view, verification_view
 from ..rows import epoch_ms, from_epoch_ms
 from .connection import Connection
+from .preview import LEAD_CHARS, flagged_window
 from .sql import (
     LATEST,
     LIVE_REVIEWS,
@@ -22,6 +24,15 @@ from .sql import (
     turn_summary,
     unaliased_span,
 )
+
+
+@dataclass(frozen=True)
+class _Reason:
+    """What a list shows of a turn's findings: the deciding message, and where in the
+    reply the first flagged token sits (None when no reject or flag is located)."""
+
+    why: str
+    first_span: tuple[int, int] | None
 
 
 class TurnQueries(Connection):
@@ -42,6 +53,7 @@ class TurnQueries(Connection):
         limit: int = 50,
         offset: int = 0,
         q: str | None = None,
+        service: str | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """The latest version of the tenant's turns, newest first, and how many match.
 
@@ -49,9 +61,10 @@ class TurnQueries(Connection):
         one verdict or several (any of them); `q` matches replies containing it, ignoring
         case. Keys:
         turn_id, trace_id, conversation_id, service, agent, model, started_at, ended_at
-        (aware UTC datetimes), verdict, kinds, reply_preview, version, and why (the
+        (aware UTC datetimes), verdict, kinds, reply_preview, version, why (the
         message of the finding that decides the verdict, see `_reasons`; empty without
-        findings).
+        findings) and flagged_preview (the reply around its first flagged token,
+        `preview.flagged_window`; the reply_preview when no finding locates one).
         """
         check_limit("limit", limit, MAX_LIST_LIMIT)
         check_limit("offset", offset, 2**32 - 1)
@@ -69,6 +82,7 @@ class TurnQueries(Connection):
             ("q", q or None, "positionCaseInsensitiveUTF8(Reply, {q:String}) > 0"),
             ("model", model, "Model = {model:String}"),
             ("agent", agent, "AgentName = {agent:String}"),
+            ("service", service, "ServiceName = {service:String}"),
             ("kind", kind, "has(Kinds, {kind:String})"),
             ("trace_id", trace_id, "TraceId = {trace_id:String}"),
             ("conversation_id", conversation_id, "ConversationId = {conversation_id:String}"),
@@ -106,25 +120,64 @@ class TurnQueries(Connection):
         )
         reasons = self._reasons(tenant, [row["TurnId"] for row in rows])
         turns = [turn_summary(row) for row in rows]
+        windows = self._windows(tenant, turns, reasons)
         for turn in turns:
-            turn["why"] = reasons.get((turn["turn_id"], turn["version"]), "")
+            reason = reasons.get((turn["turn_id"], turn["version"]))
+            turn["why"] = reason.why if reason else ""
+            turn["flagged_preview"] = windows.get(turn["turn_id"], turn["reply_preview"])
         return turns, total
 
-    def _reasons(self, tenant: str, turn_ids: Sequence[str]) -> dict[tuple[str, int], str]:
+    def _reasons(self, tenant: str, turn_ids: Sequence[str]) -> dict[tuple[str, int], _Reason]:
         """Per (turn, version) of `turn_ids`, the message of the finding that decides the
-        verdict: the first (by Idx) of the highest severity. A list page's turns only, so
-        the filter on TurnId reads them through the primary key."""
+        verdict (the first, by Idx, of the highest severity) and the offsets of the
+        first flagged token (the earliest reject or flag located in the reply). A list
+        page's turns only, so the filter on TurnId reads them through the primary key."""
         if not turn_ids:
             return {}
+        located = "SpanStart >= 0 AND Severity IN ('reject', 'flag')"
         rows = self._query(
             "SELECT TurnId, Version, argMin(Message,"
-            " (multiIf(Severity = 'reject', 0, Severity = 'flag', 1, 2), Idx)) AS why"
+            " (multiIf(Severity = 'reject', 0, Severity = 'flag', 1, 2), Idx)) AS why,"
+            f" countIf({located}) AS located,"
+            f" argMinIf(SpanStart, SpanStart, {located}) AS first_start,"
+            f" argMinIf(SpanEnd, SpanStart, {located}) AS first_end"
             " FROM {db}.findings"
             " WHERE Tenant = {tenant:String} AND TurnId IN {turn_ids:Array(String)}"
             " GROUP BY TurnId, Version",
             {"tenant": tenant, "turn_ids": list(turn_ids)},
         )
-        return {(row["TurnId"], int(row["Version"])): str(row["why"]) for row in rows}
+        return {
+            (row["TurnId"], int(row["Version"])): _Reason(
+                str(row["why"]),
+                (int(row["first_start"]), int(row["first_end"])) if row["located"] else None,
+            )
+            for row in rows
+        }
+
+    def _windows(
+        self,
+        tenant: str,
+        turns: Sequence[Mapping[str, Any]],
+        reasons: Mapping[tuple[str, int], _Reason],
+    ) -> dict[str, str]:
+        """The flagged window of each listed turn whose first flagged token lies past the
+        start of its preview; their replies only are read."""
+        spans: dict[str, tuple[int, int]] = {}
+        for turn in turns:
+            reason = reasons.get((turn["turn_id"], turn["version"]))
+            if reason and reason.first_span and reason.first_span[0] > LEAD_CHARS:
+                spans[turn["turn_id"]] = reason.first_span
+        if not spans:
+            return {}
+        rows = self._query(
+            "SELECT TurnId, Reply FROM {db}.turns"
+            " WHERE Tenant = {tenant:String} AND TurnId IN {turn_ids:Array(String)}"
+            " ORDER BY Version DESC LIMIT 1 BY TurnId",
+            {"tenant": tenant, "turn_ids": list(spans)},
+        )
+        return {
+            row["TurnId"]: flagged_window(str(row["Reply"]), *spans[row["TurnId"]]) for row in rows
+        }
 
     def get_turn(self, tenant: str, turn_id: str) -> dict[str, Any] | None:
         """The latest version of one turn with its findings, spans, reviews and the verdict

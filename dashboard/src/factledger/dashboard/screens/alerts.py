@@ -4,22 +4,30 @@ export target (GET /export/status). A service without alerting (404) gets a mess
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import streamlit as st
 
-from factledger.dashboard import charts
+from factledger.dashboard import charts, palette
 from factledger.dashboard.client import ApiClient, ExportTargetStatus, NotFound
 from factledger.dashboard.figures import parse_time, time_format
 from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.ui import percent, when
 
+_FIRING_CSS = (
+    '<style>.st-key-fl_firing_card [data-testid="stMetric"] {'
+    f" background: {palette.REJECT_BACKGROUND}; color: {palette.REJECT_TEXT};"
+    f" border-color: {palette.REJECT}; }}</style>"
+)
 HISTORY_LIMIT = 200
 MAX_STATE_BARS = 40
 TIMELINE_MIN = timedelta(hours=1)
-"""The history chart shows at least the last hour, so a fresh alert is not a full-width bar."""
+"""The history chart spans at least an hour, so a fresh alert is not a full-width bar."""
+TIMELINE_PAD = 0.05
+"""Room on either side of the alerts, as a share of the time they span."""
 
 
 def render(api: ApiClient) -> None:
@@ -42,7 +50,10 @@ def render(api: ApiClient) -> None:
     firing = [c for c in current if c.get("state") == "firing"]
 
     cells = st.columns(4)
-    cells[0].metric("Firing", len(firing), border=True)
+    if firing:  # the card in the reject red: only a firing alert takes it
+        st.html(_FIRING_CSS)
+    with cells[0].container(key="fl_firing_card"):
+        st.metric("Firing", len(firing), border=True)
     cells[1].metric("Rules", len(rules), border=True)
     cells[2].metric("Alerts in the history", len(history), border=True)
     evaluated = payload.get("evaluated_at")
@@ -85,16 +96,20 @@ def render(api: ApiClient) -> None:
     if history:
         now = datetime.now(UTC)
         timeline = timeline_rows(history, now)
-        start = min([now - TIMELINE_MIN, *(parse_time(r["start"]) for r in timeline)])
+        start, end = timeline_domain(timeline, now)
         st.altair_chart(
             charts.alert_timeline(
                 timeline,
-                domain=(start.isoformat(), now.isoformat()),
-                time_format=time_format(now - start),
+                domain=(start.isoformat(), end.isoformat()),
+                time_format=time_format(end - start),
             ),
             width="stretch",
         )
-        st.dataframe(history_rows(history), hide_index=True)
+        st.dataframe(
+            history_rows(history),
+            hide_index=True,
+            column_config={"message": st.column_config.TextColumn("message", width="large")},
+        )
     else:
         st.info("No alert has fired yet.")
 
@@ -141,15 +156,33 @@ def _rate(value: Any) -> str:
 
 
 def firing_line(entry: Mapping[str, Any]) -> str:
-    """One firing alert as a line of Markdown (every value escaped)."""
+    """One firing alert as one sentence of Markdown (every value escaped): the group, its
+    rate over how many turns, the limit it is above and which limit that is, since when.
+    The evaluator's reason says the same figures, so it is not repeated."""
     rule = markdown_text(entry.get("rule", "alert"))
     group = markdown_text(f"{entry.get('group_by') or 'group'} {entry.get('key') or ''}".strip())
-    since = f", since {when(entry['fired_at'])}" if entry.get("fired_at") else ""
-    reason = markdown_text(entry.get("reason") or "")
+    since = f", firing since {when(entry['fired_at'])}" if entry.get("fired_at") else ""
+    source = _limit_source(str(entry.get("reason") or ""))
+    which = f" ({markdown_text(source)})" if source else ""
     return (
-        f"**{rule}** · {group}: rate {_rate(entry.get('value'))} against a limit of "
-        f"{_rate(entry.get('limit'))} over {entry.get('turns') or 0} turns{since}. {reason}"
+        f"**{rule}** · {group}: {_rate(entry.get('value'))} of {entry.get('turns') or 0} "
+        f"turns, above its limit of {_rate(entry.get('limit'))}{which}{since}."
     )
+
+
+_LIMIT_SOURCE = re.compile(r"^above (.+?) \(")
+
+
+def _limit_source(reason: str) -> str:
+    """Which limit a firing reason names: `above 2x baseline (...)` -> `2× the baseline`."""
+    found = _LIMIT_SOURCE.match(reason)
+    if not found:
+        return ""
+    source = found.group(1)
+    if source == "threshold":
+        return "the threshold"
+    factor = source.removesuffix("x baseline")
+    return f"{factor}× the baseline" if factor != source else source
 
 
 def rule_rows(
@@ -168,7 +201,7 @@ def rule_rows(
                 "state": (
                     f"firing ({firing})"
                     if firing
-                    else f"ok ({len(groups)} groups)"
+                    else f"ok ({len(groups)} {'group' if len(groups) == 1 else 'groups'})"
                     if groups
                     else "not evaluated yet"
                 ),
@@ -176,17 +209,22 @@ def rule_rows(
                 "verdict": rule.get("verdict"),
                 "window": rule.get("window"),
                 "threshold": _rate(rule.get("threshold")),
-                "baseline": (
-                    f"× {factor:g} of {rule.get('baseline_windows')} windows"
-                    if isinstance(factor, int | float) and factor
-                    else "–"
-                ),
+                "baseline": baseline_text(factor, rule.get("baseline_windows")),
                 "min turns": rule.get("min_turns"),
                 "cool-down": rule.get("cooldown"),
                 "webhooks": len(rule.get("webhooks") or []),
             }
         )
     return out
+
+
+def baseline_text(factor: Any, windows: Any) -> str:
+    """A rule's baseline comparison in words: `above 2× the rate of the 4 windows before`
+    (`–` for a rule with an absolute threshold only)."""
+    if not isinstance(factor, int | float) or isinstance(factor, bool) or not factor:
+        return "–"
+    before = f"the {windows} windows before" if windows != 1 else "the window before"
+    return f"above {factor:g}× the rate of {before}"
 
 
 def state_rows(current: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -223,6 +261,22 @@ def timeline_rows(history: Iterable[Mapping[str, Any]], now: datetime) -> list[d
             }
         )
     return out
+
+
+def timeline_domain(rows: Sequence[Mapping[str, Any]], now: datetime) -> tuple[datetime, datetime]:
+    """The history chart's time axis: from just before the first alert to just after the
+    last one ends (now while one fires), at least TIMELINE_MIN long, so alerts of last
+    week fill the chart rather than a sliver at the start of a week of nothing."""
+    if not rows:
+        return now - TIMELINE_MIN, now
+    first = min(parse_time(r["start"]) for r in rows)
+    last = max(parse_time(r["end"]) for r in rows)
+    pad = (last - first) * TIMELINE_PAD
+    start, end = first - pad, min(now, last + pad)
+    if end - start < TIMELINE_MIN:  # widened on both sides, never past now
+        end = min(now, end + (TIMELINE_MIN - (end - start)) / 2)
+        start = end - TIMELINE_MIN
+    return start, end
 
 
 def history_rows(history: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

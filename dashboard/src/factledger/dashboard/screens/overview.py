@@ -27,7 +27,7 @@ def render(api: ApiClient) -> None:
     if "overview_window" not in st.session_state:
         # First visit: the shortest window from an hour up that holds the newest turn,
         # rather than an hour that may be empty while yesterday had traffic.
-        st.session_state["overview_window"] = _fitting_window(api, now)
+        st.session_state["overview_window"] = first_window(api, now)
     controls = st.columns([3, 1, 1], vertical_alignment="bottom")
     window_name = controls[0].segmented_control(
         "Window", list(figures.WINDOWS), required=True, key="overview_window"
@@ -181,7 +181,9 @@ def _verification(api: ApiClient, since: datetime, until: datetime, window_name:
     )
 
 
-def _fitting_window(api: ApiClient, now: datetime) -> str:
+def first_window(api: ApiClient, now: datetime) -> str:
+    """The window a first visit opens, the Overview's and the Turns page's alike: the
+    shortest from an hour up that holds the newest turn (`figures.fitting_window`)."""
     longest = max(figures.WINDOWS.values())
     series = api.reject_rate(group_by="service", bucket="1h", since=now - longest, until=now)
     return figures.fitting_window(figures.newest_bucket(series), now)

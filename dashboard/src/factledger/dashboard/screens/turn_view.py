@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from factledger.dashboard import charts, evidence, figures, labeling, verification
+from factledger.dashboard import charts, evidence, figures, labeling, palette, verification
 from factledger.dashboard.client import Citation, SnapshotRef, Turn
 from factledger.dashboard.finding_evidence import (
     FindingEvidence,
@@ -18,8 +18,9 @@ from factledger.dashboard.finding_evidence import (
     badges_on,
     finding_evidence,
     marks_on,
+    severity_on,
 )
-from factledger.dashboard.highlight import css_class, highlight_reply, kind_label, mark_tokens
+from factledger.dashboard.highlight import highlight_reply, label_html, mark_tokens
 from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.snapshot_notes import backing_note
 from factledger.dashboard.ui import verdict_html, when
@@ -96,7 +97,7 @@ def render_turn(turn: Turn) -> None:
                 hide_index=True,
             )
         elif turn["verdict"] == "flag":
-            st.info("Not reviewed yet: label it on the **Verify** page.")
+            st.info("Not reviewed yet: label it with the buttons at the top of this page.")
         else:
             st.caption("No reviews.")
 
@@ -144,16 +145,18 @@ def evidence_block(
     if not found:
         return
     lines = [
-        f'<div class="fl-evidence" data-kind="{html.escape(item.kind, quote=True)}">'
-        f'<span class="fl-label {css_class(item.kind)}">{html.escape(kind_label(item.kind))}'
-        f"</span> {''.join(map(_part_html, item.parts))}</div>"
+        f'<div class="fl-evidence fl-sev-{palette.severity_key(item.severity)}" '
+        f'data-kind="{html.escape(item.kind, quote=True)}">'
+        f"{label_html(item.kind, item.severity)} {''.join(map(_part_html, item.parts))}</div>"
         for item in found
     ]
     st.html(
         '<div class="fl-meta">What each finding rests on in the tool trace '
         '(<span class="fl-part fl-backed">green: backs the reply</span> · '
-        '<span class="fl-part fl-against">red: the finding\'s evidence</span> · '
-        '<span class="fl-part fl-seen">amber: shows up, backs nothing</span>):</div>'
+        '<span class="fl-part fl-against">red</span> or <span class="fl-sev-flag">'
+        "<span class=\"fl-part fl-against\">amber</span></span>: a reject's or a flag's "
+        "evidence · "
+        '<span class="fl-part fl-seen">grey: shows up, backs nothing</span>):</div>'
         + "".join(lines)
     )
 
@@ -181,7 +184,7 @@ def findings_block(
         kind = str(finding["kind"])
         score = finding.get("score")
         bits = [
-            f'<span class="fl-label {css_class(kind)}">{html.escape(kind_label(kind))}</span>',
+            label_html(kind, str(finding["severity"])),
             f"<b>{html.escape(str(finding['severity']))}</b>",
         ]
         if finding.get("class"):
@@ -231,7 +234,7 @@ def tool_calls_block(
             failed = not call.get("ok", True)
             never_ran = call.get("origin") == "prose"
             status = (
-                '<span class="fl-verdict fl-verdict-reject">error</span>'
+                '<span class="fl-verdict fl-verdict-error">error</span>'
                 if failed
                 else '<span class="fl-verdict fl-verdict-pass">ok</span>'
             )
@@ -243,7 +246,10 @@ def tool_calls_block(
                 f'<span class="fl-badge fl-{tone}">{html.escape(text)}</span>'
                 for text, tone in badges_on(found, index)
             )
+            # The finding's evidence in this call takes its severity's colour.
+            severity = severity_on(found, index)
             st.html(
+                f'<div class="fl-call fl-sev-{severity}">'
                 f"{status}<b>{html.escape(evidence.call_label(call, index))}</b>"
                 '<div class="fl-meta">arguments</div>'
                 + mark_tokens(
@@ -256,6 +262,7 @@ def tool_calls_block(
                     marks_on(found, index, "result"),
                     error=failed,
                 )
+                + "</div>"
             )
 
 

@@ -1,9 +1,11 @@
 """Turns: a filterable table of flagged and rejected turns; selecting one (or opening
-`?turn_id=...`) shows the turn next to its tool trace."""
+`?turn_id=...`) shows the turn next to its tool trace. The first visit opens the same
+window the Overview opens (`figures.fitting_window`): one default for both pages."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -11,12 +13,13 @@ from typing import Any
 
 import streamlit as st
 
+from factledger.dashboard import figures, palette
 from factledger.dashboard.client import ApiClient, NotFound, TurnQuery
 from factledger.dashboard.figures import parse_time
 from factledger.dashboard.highlight import kind_label
 from factledger.dashboard.safe_text import markdown_text
-from factledger.dashboard.screens import turn_view
-from factledger.processors.kinds import Kind
+from factledger.dashboard.screens import overview, turn_view
+from factledger.processors.kinds import KIND_INFO, Kind
 
 VERDICTS: dict[str, tuple[str, ...]] = {
     "rejected or flagged": ("reject", "flag"),
@@ -25,38 +28,63 @@ VERDICTS: dict[str, tuple[str, ...]] = {
     "passed": ("pass",),
     "any": (),
 }
+
+
+def period_name(window: str) -> str:
+    """The Turns period of an Overview window: `1 hour` -> `last hour`."""
+    return "last " + window.removeprefix("1 ")
+
+
 PERIODS: dict[str, timedelta | None] = {
-    "last hour": timedelta(hours=1),
-    "last 24 hours": timedelta(days=1),
-    "last 7 days": timedelta(days=7),
-    "last 30 days": timedelta(days=30),
+    **{
+        period_name(name): span
+        for name, span in figures.WINDOWS.items()
+        if span >= figures.WINDOWS[figures.DEFAULT_WINDOW]
+    },
     "any time": None,
 }
+"""The Overview's windows from its default up, and any time."""
 PAGE_SIZES = (50, 100, 200, 500, 1000)
 """Rows per page; the API answers at most 1,000 turns per call."""
 DEFAULT_PAGE_SIZE = 100
-ROW_HEIGHT = 68
-"""Three lines of text: the grid wraps a cell's text only in rows taller than 4rem (64 px)."""
+ROW_HEIGHT = 88
+"""Four lines of text: the grid wraps a cell's text only in rows taller than 4rem (64 px)."""
 HEADER_HEIGHT = 38
 ROWS_IN_VIEW = 12
 """The grid is as tall as this many rows (fewer when the page has fewer): about a
 screen, scrolling inside for the rest of the page."""
 PREVIEW_CHARS = 200
 """The API's reply_preview holds a reply's first 200 characters, cut anywhere."""
-CELL_CHARS = 80
-"""Reply and reason text per cell: what three wrapped lines of their columns hold."""
+CELL_CHARS = 84
+"""Reply and reason text per cell: what four wrapped lines of their columns hold."""
 COLUMN_WIDTHS = {
-    "time": 135,
-    "verdict": 68,
-    "agent": 75,
-    "model": 120,
-    "kinds": 125,
-    "why": 200,
-    "reply": 220,
+    "time": 130,
+    "verdict": 62,
+    "class": 50,
+    "agent": 64,
+    "model": 90,
+    "kinds": 112,
+    "why": 170,
+    "reply": 170,
 }
-"""Starting widths in pixels, in column order; the grid stretches them to its width."""
+"""Starting (and least) widths in pixels, in column order; `column_widths` fits the name
+columns to their names and gives why and reply the rest of GRID_WIDTH."""
+FITTED = ("class", "agent", "model")
+"""Columns of names, as wide as their longest: the grid breaks a word that does not fit."""
+SHARED = ("why", "reply")
+GRID_WIDTH = 910
+"""The columns' width on a 1440-pixel screen (the grid's own row-selection column aside);
+wider screens stretch them, narrower ones scroll."""
+NAME_PX_PER_CHAR = 7
+"""About the width of one character of the grid's font, to fit a column to its names."""
+NAME_PADDING = 18
+MAX_NAME_WIDTH = 180
 ANY = "(any)"
-VERDICT_COLOURS = {"reject": "#fed7d7", "flag": "#feebc8", "pass": "#e2e8f0"}
+VERDICT_COLOURS = {
+    "reject": palette.REJECT_BACKGROUND,
+    "flag": palette.FLAG_BACKGROUND,
+    "pass": palette.NEUTRAL_BACKGROUND,
+}
 """The pill colours of the verdict column, as on the turn page (`ui.verdict_html`)."""
 _KEYS_WINDOW = timedelta(days=30)
 
@@ -85,10 +113,13 @@ def render(api: ApiClient) -> None:
 
 def _table(api: ApiClient) -> None:
     st.title("Turns")
-    models, agents = _known_keys(api)
-    top = st.columns([2, 2, 3, 2, 2], vertical_alignment="bottom")
+    models, agents, services = _known_keys(api)
+    top = st.columns([2.4, 2, 2.6, 2, 2, 2], vertical_alignment="bottom")
     verdict = top[0].selectbox("Verdict", list(VERDICTS), key="turns_verdict")
-    period = top[1].selectbox("Time", list(PERIODS), index=1, key="turns_period")
+    if "turns_period" not in st.session_state:
+        now = datetime.now(UTC)
+        st.session_state["turns_period"] = period_name(overview.first_window(api, now))
+    period = top[1].selectbox("Time", list(PERIODS), key="turns_period")
     kind = top[2].selectbox(
         "Finding kind",
         [ANY, *(k.value for k in Kind)],
@@ -97,6 +128,9 @@ def _table(api: ApiClient) -> None:
     )
     model = top[3].selectbox("Model", [ANY, *models], key="turns_model")
     agent = top[4].selectbox("Agent", [ANY, *agents], key="turns_agent")
+    service = top[5].selectbox(
+        "Service", [ANY, *services], key="turns_service", help="the spans' service.name"
+    )
     second = st.columns([6, 2, 2], vertical_alignment="bottom")
     text = second[0].text_input(
         "Search in replies", key="turns_q", placeholder="a SHA, a ticket key, a phrase…"
@@ -114,6 +148,7 @@ def _table(api: ApiClient) -> None:
         verdicts=VERDICTS[verdict],
         model="" if model == ANY else model,
         agent="" if agent == ANY else agent,
+        service="" if service == ANY else service,
         kind="" if kind == ANY else kind,
         q=text,
         since=None if span is None else datetime.now(UTC) - span,
@@ -149,6 +184,7 @@ def _table(api: ApiClient) -> None:
     )
     st.caption(page_caption(page["total"], number, size, len(page["turns"])))
     table = table_rows(page["turns"])
+    widths = column_widths(table)
     event: Any = st.dataframe(
         table,
         hide_index=True,
@@ -158,23 +194,31 @@ def _table(api: ApiClient) -> None:
         row_height=ROW_HEIGHT,
         height=HEADER_HEIGHT + min(len(table), ROWS_IN_VIEW) * ROW_HEIGHT,
         column_order=tuple(COLUMN_WIDTHS),
+        # Widths fitted to this page's names; see `column_widths`.
         column_config={
             "time": st.column_config.DatetimeColumn(
-                "time (UTC)", format="YYYY-MM-DD HH:mm:ss", width=COLUMN_WIDTHS["time"]
+                "time (UTC)", format="YYYY-MM-DD HH:mm:ss", width=widths["time"]
             ),
             "verdict": st.column_config.MultiselectColumn(
                 "verdict",
                 options=list(VERDICT_COLOURS),
                 color=list(VERDICT_COLOURS.values()),
-                width=COLUMN_WIDTHS["verdict"],
+                width=widths["verdict"],
             ),
-            "agent": st.column_config.TextColumn("agent", width=COLUMN_WIDTHS["agent"]),
-            "model": st.column_config.TextColumn("model", width=COLUMN_WIDTHS["model"]),
-            "kinds": st.column_config.TextColumn("finding kinds", width=COLUMN_WIDTHS["kinds"]),
+            "class": st.column_config.TextColumn(
+                "class",
+                width=widths["class"],
+                help="The hallucination classes of the turn's findings (docs/validators.md)",
+            ),
+            "agent": st.column_config.TextColumn("agent", width=widths["agent"]),
+            "model": st.column_config.TextColumn("model", width=widths["model"]),
+            "kinds": st.column_config.TextColumn("finding kinds", width=widths["kinds"]),
             "why": st.column_config.TextColumn(
-                "why", width=COLUMN_WIDTHS["why"], help="The finding that decides the verdict"
+                "why", width=widths["why"], help="The finding that decides the verdict"
             ),
-            "reply": st.column_config.TextColumn("reply", width=COLUMN_WIDTHS["reply"]),
+            "reply": st.column_config.TextColumn(
+                "reply", width=widths["reply"], help="Around the first flagged token"
+            ),
         },
     )
     selected = event.selection.rows if event is not None else []
@@ -184,26 +228,68 @@ def _table(api: ApiClient) -> None:
 
 
 def table_rows(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The grid's rows: time, verdict (a one-item list, for the coloured pill), agent,
-    model, kinds (readable, comma-separated), why (the deciding finding's message), reply
-    (its preview, whole words only) and turn (the id a selected row opens)."""
-    return [
-        {
-            "time": parse_time(turn["started_at"]),
-            "verdict": [turn["verdict"]],
-            "agent": turn["agent"],
-            "model": turn["model"],
-            "kinds": ", ".join(kind_label(k) for k in turn["kinds"]),
-            "why": clip_words(str(turn.get("why") or ""), CELL_CHARS),
-            "reply": clip_words(
-                str(turn["reply_preview"]),
-                CELL_CHARS,
-                cut=len(turn["reply_preview"]) >= PREVIEW_CHARS,
-            ),
-            "turn": turn["turn_id"],
-        }
-        for turn in turns
-    ]
+    """The grid's rows: time, verdict (a one-item list, for the coloured pill), class
+    (the findings' hallucination classes), agent, model, kinds (readable,
+    comma-separated), why (the deciding finding's message), reply (the window around its
+    first flagged token, else its start; whole words only) and turn (the id a selected
+    row opens). Cells are plain text: Markdown's code and emphasis marks are dropped,
+    the identifiers inside them kept exactly."""
+    rows = []
+    for turn in turns:
+        preview = str(turn.get("flagged_preview") or turn["reply_preview"])
+        rows.append(
+            {
+                "time": parse_time(turn["started_at"]),
+                "verdict": [turn["verdict"]],
+                "class": classes_of(turn["kinds"]),
+                "agent": turn["agent"],
+                "model": turn["model"],
+                "kinds": ", ".join(kind_label(k) for k in turn["kinds"]),
+                "why": clip_words(plain_text(str(turn.get("why") or "")), CELL_CHARS),
+                "reply": clip_words(
+                    plain_text(preview), CELL_CHARS, cut=len(preview) >= PREVIEW_CHARS
+                ),
+                "turn": turn["turn_id"],
+            }
+        )
+    return rows
+
+
+_KINDS = {kind.value: kind for kind in Kind}
+# Inline code (`x`), strong emphasis (**x**) and a heading's or list item's marker at a
+# line's start. Single `_` and `*` are left alone: they are part of identifiers.
+_MARKUP = re.compile(r"`+|\*\*|^\s{0,3}(?:#{1,6}|[-*+])\s+", re.MULTILINE)
+
+
+def plain_text(text: str) -> str:
+    """`text` without the Markdown marks a grid cell would show raw."""
+    return _MARKUP.sub("", text)
+
+
+def classes_of(kinds: Sequence[str]) -> str:
+    """The distinct hallucination classes of `kinds`, in their order (`-` for none)."""
+    found = [KIND_INFO[_KINDS[kind]].hallucination_class for kind in kinds if kind in _KINDS]
+    shown = [c for c in dict.fromkeys(found) if c != "-"]
+    return ", ".join(shown) or "–"
+
+
+def name_width(names: Sequence[str], header: str) -> int:
+    """A column as wide as its longest name (so none breaks mid-word), within bounds."""
+    longest = max((len(name) for name in [*names, header]), default=0)
+    fitted = longest * NAME_PX_PER_CHAR + NAME_PADDING
+    return min(MAX_NAME_WIDTH, max(COLUMN_WIDTHS.get(header, 0), fitted))
+
+
+def column_widths(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Each column's width: the name columns fitted to this page's longest name, why and
+    reply sharing what GRID_WIDTH leaves (never below their starting widths)."""
+    widths = dict(COLUMN_WIDTHS)
+    for column in FITTED:
+        widths[column] = name_width([str(row.get(column, "")) for row in rows], column)
+    rest = GRID_WIDTH - sum(w for c, w in widths.items() if c not in SHARED)
+    for column in SHARED:
+        widths[column] = max(COLUMN_WIDTHS[column], rest // len(SHARED))
+    return widths
 
 
 def clip_words(text: str, limit: int, *, cut: bool = False) -> str:
@@ -237,14 +323,24 @@ def page_caption(total: int, number: int, size: int, shown: int) -> str:
 
 def _filters_key(query: TurnQuery, period: str) -> str:
     # The period by name: its start moves with the clock on every rerun.
-    kept = (query.verdicts, query.model, query.agent, query.kind, query.q.strip(), period)
+    kept = (
+        query.verdicts,
+        query.model,
+        query.agent,
+        query.service,
+        query.kind,
+        query.q.strip(),
+        period,
+    )
     return hashlib.sha1(repr((kept, query.limit)).encode(), usedforsecurity=False).hexdigest()[:12]
 
 
-def _known_keys(api: ApiClient) -> tuple[list[str], list[str]]:
-    """Models and agents with turns in the last 30 days (for the filter choices)."""
+def _known_keys(api: ApiClient) -> tuple[list[str], list[str], list[str]]:
+    """Models, agents and services with turns in the last 30 days (the filter choices)."""
     now = datetime.now(UTC)
     since = now - _KEYS_WINDOW
-    models = api.reject_rate(group_by="model", bucket="1d", since=since, until=now)
-    agents = api.reject_rate(group_by="agent", bucket="1d", since=since, until=now)
-    return [s["key"] for s in models], [s["key"] for s in agents]
+    keys = [
+        [s["key"] for s in api.reject_rate(group_by=group, bucket="1d", since=since, until=now)]
+        for group in ("model", "agent", "service")
+    ]
+    return keys[0], keys[1], keys[2]

@@ -23,7 +23,7 @@ from factledger.dashboard.client import (
     review_groups,
 )
 from factledger.dashboard.finding_evidence import finding_evidence
-from factledger.dashboard.highlight import css_class, kind_label
+from factledger.dashboard.highlight import kind_severities, label_html
 from factledger.dashboard.safe_text import turn_link
 from factledger.dashboard.screens import turn_view
 from factledger.dashboard.ui import percent, when
@@ -63,11 +63,8 @@ def render(api: ApiClient) -> None:
         if queue["facets"]["total"]:
             st.info("No queue item matches these filters.", icon=":material/search_off:")
         else:
-            st.success(
-                "**The verification queue is empty.** Every flagged turn has a label; new "
-                "flags appear here as they arrive.",
-                icon=":material/check_circle:",
-            )
+            reviewed = api.review_precision()["turns"]["reviewed"]
+            st.success(empty_queue_notice(reviewed), icon=":material/check_circle:")
         labeling.undo_bar(api)
     else:
         more = "+" if queue["turns"] >= QUEUE_LIMIT else ""
@@ -80,6 +77,20 @@ def render(api: ApiClient) -> None:
         )
         _item(api, groups[0])
     _precision(api)
+
+
+def empty_queue_notice(reviewed: int) -> str:
+    """What an empty queue says: nothing to review yet when no turn was ever labelled (a
+    fresh store, or traffic without flags), else that every flagged turn has a label."""
+    if not reviewed:
+        return (
+            "**Nothing to review yet.** No flagged turn waits for a label; flagged turns "
+            "appear here as they arrive."
+        )
+    return (
+        "**The verification queue is empty.** Every flagged turn has a label; new flags "
+        "appear here as they arrive."
+    )
 
 
 def _chosen() -> dict[str, str]:
@@ -185,9 +196,9 @@ def _item(api: ApiClient, group: QueueGroup) -> None:
             if head["has_class5"] and score is not None
             else "flag"
         )
+        severities = kind_severities(turn["findings"])
         kinds = "".join(
-            f'<span class="fl-label {css_class(kind)}">{html.escape(kind_label(kind))}</span> '
-            for kind in group["kinds"]
+            label_html(kind, severities.get(kind, "flag")) + " " for kind in group["kinds"]
         )
         covers = (
             f'<span class="fl-verdict fl-verdict-flag">one label covers {len(turn_ids)} '
