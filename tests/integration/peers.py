@@ -68,3 +68,43 @@ def serving(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextmanager
+def phoenix_server(workdir: Path) -> Iterator[str]:
+    """A Phoenix server (SQLite in `workdir`) on loopback; its base URL."""
+    port = free_port()
+    env = {
+        "PHOENIX_WORKING_DIR": str(workdir),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(free_port()),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+    }
+    url = f"http://127.0.0.1:{port}"
+    program = peer_bin("phoenix", "phoenix")
+    with serving([str(program), "serve"], env, f"{url}/healthz", workdir / "serve.log"):
+        yield url
+
+
+@contextmanager
+def mlflow_server(workdir: Path) -> Iterator[str]:
+    """An MLflow tracking server (SQLite in `workdir`) on loopback; its base URL."""
+    port = free_port()
+    command = [
+        str(peer_bin("mlflow", "mlflow")),
+        "server",
+        "--backend-store-uri",
+        f"sqlite:///{workdir / 'mlflow.db'}",
+        "--default-artifact-root",
+        str(workdir / "artifacts"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    with serving(command, {}, f"{url}/health", workdir / "server.log"):
+        yield url

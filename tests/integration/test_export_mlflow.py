@@ -14,32 +14,14 @@ import pytest
 from factledger.collector.export import mlflow
 from factledger.collector.export.base import TargetUnavailable
 from tests.integration.export_records import later, record
-from tests.integration.peers import ROOT, free_port, peer_bin, serving
+from tests.integration.peers import ROOT, mlflow_server, peer_bin
 
 SCRIPT = ROOT / "tests" / "peers" / "mlflow_trace.py"
 
 
 @pytest.fixture(scope="module")
 def mlflow_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    program = peer_bin("mlflow", "mlflow")
-    workdir = tmp_path_factory.mktemp("mlflow")
-    port = free_port()
-    command = [
-        str(program),
-        "server",
-        "--backend-store-uri",
-        f"sqlite:///{workdir / 'mlflow.db'}",
-        "--default-artifact-root",
-        str(workdir / "artifacts"),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        "1",
-    ]
-    url = f"http://127.0.0.1:{port}"
-    with serving(command, {}, f"{url}/health", workdir / "server.log"):
+    with mlflow_server(tmp_path_factory.mktemp("mlflow")) as url:
         yield url
 
 

@@ -22,25 +22,14 @@ from factledger.collector.export.base import (
     VerdictRecord,
 )
 from tests.integration.export_records import later, record
-from tests.integration.peers import free_port, peer_bin, serving
+from tests.integration.peers import phoenix_server
 
 PROJECT = "factledger-export"
 
 
 @pytest.fixture(scope="module")
 def phoenix_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    program = peer_bin("phoenix", "phoenix")
-    workdir = tmp_path_factory.mktemp("phoenix")
-    port = free_port()
-    env = {
-        "PHOENIX_WORKING_DIR": str(workdir),
-        "PHOENIX_HOST": "127.0.0.1",
-        "PHOENIX_PORT": str(port),
-        "PHOENIX_GRPC_PORT": str(free_port()),
-        "PHOENIX_TELEMETRY_ENABLED": "false",
-    }
-    url = f"http://127.0.0.1:{port}"
-    with serving([str(program), "serve"], env, f"{url}/healthz", workdir / "serve.log"):
+    with phoenix_server(tmp_path_factory.mktemp("phoenix")) as url:
         yield url
 
 

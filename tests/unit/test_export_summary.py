@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from factledger.collector.export.base import ExportedFinding
 from factledger.collector.export.summary import (
     MAX_EXPLANATION_CHARS,
@@ -51,6 +53,7 @@ def test_metadata_finds_the_turn_again() -> None:
         "factledger.tenant": "acme",
         "factledger.turn_id": "turn-1",
         "factledger.version": 1,
+        "factledger.judged_at_ms": first.judged_at_ms,
         "factledger.cause": "judged",
         "factledger.turn_url": first.turn_url,
         "factledger.verdict": "reject",
@@ -71,3 +74,14 @@ def test_latest_keeps_each_turns_highest_version_in_first_seen_order() -> None:
     second = later(first)
     assert latest([first, other, second]) == [second, other]
     assert latest([second, first]) == [second]
+
+
+def test_a_label_of_a_version_is_newer_than_the_version() -> None:
+    judged = record()
+    labelled = replace(
+        judged, cause="labelled", verdict="pass", judged_at_ms=judged.judged_at_ms + 1
+    )
+    assert labelled.order > judged.order
+    assert latest([labelled, judged]) == [labelled]
+    assert latest([judged, labelled]) == [labelled]
+    assert later(judged).order > labelled.order  # a later version still wins

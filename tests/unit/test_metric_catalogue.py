@@ -27,6 +27,7 @@ NOT_METRICS = frozenset(
         "factledger_tenant",
         "factledger_turn_id",
         "factledger_version",
+        "factledger_judged_at_ms",
         "factledger_cause",
         "factledger_turn_url",
         "factledger_guard",

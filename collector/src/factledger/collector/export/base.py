@@ -46,7 +46,7 @@ class VerdictRecord:
     `span_id` is the reply's LLM span (16 hex digits) in trace `trace_id` (32 hex digits);
     `response_id` is that span's `gen_ai.response.id` where the agent recorded one.
     `version` grows with each version of the same turn: a target that can update what it
-    sent keys on (`tenant`, `turn_id`) and keeps the highest version.
+    sent keys on (`tenant`, `turn_id`) and keeps the newest record by `order`.
     """
 
     tenant: str
@@ -63,6 +63,12 @@ class VerdictRecord:
     findings: tuple[ExportedFinding, ...]
     turn_url: str
     judged_at_ms: int
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Which of two records of a turn is newer: the higher version, then the later
+        judgement (a human label is judged under the version it labels, after it)."""
+        return (self.version, self.judged_at_ms)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ CODE `factledger`, on trace `tr-<trace_id>` (MLflow's id of a trace whose OTel i
 `trace_id`) and span `span_id`, with FactLedger's metadata (score 1.0/0.5/0.0 among it).
 
 Later versions update in place. Assessment ids are MLflow's own, so each record first
-reads the trace's valid assessments: one of the same turn and name is updated when its
-`factledger.version` is older and left alone when it is not (a retried batch writes
-nothing twice). One whose kind the new version no longer finds is overridden by a
+reads the trace's valid assessments: one of the same turn and name is updated when it
+is older (`factledger.version`, then `factledger.judged_at_ms`: a label comes after the
+version it labels) and left alone when it is not (a retried batch writes nothing twice). One whose kind the new version no longer finds is overridden by a
 `pass` assessment of that version (MLflow's override: the old one is marked not valid
 and kept as history); the tracking server's update cannot set `valid` itself. New names
 are created.
@@ -68,11 +68,17 @@ def cleared(record: VerdictRecord, name: str, prior_id: str) -> dict[str, object
     return {**assessment(record, score), "overrides": prior_id}
 
 
-def _version(existing: Mapping[str, Any]) -> int:
+def _order(existing: Mapping[str, Any]) -> tuple[int, int]:
+    """`VerdictRecord.order` of the record an assessment came from (MLflow keeps metadata
+    as strings)."""
+    found = existing.get("metadata", {})
     try:
-        return int(existing.get("metadata", {}).get("factledger.version", "0"))
+        return (
+            int(found.get("factledger.version", "0")),
+            int(found.get("factledger.judged_at_ms", "0")),
+        )
     except ValueError:
-        return 0
+        return (0, 0)
 
 
 def _of_turn(existing: Mapping[str, Any], record: VerdictRecord) -> bool:
@@ -109,14 +115,14 @@ class MlflowTarget:
             for a in info.get("assessments", [])
             if _of_turn(a, record) and a.get("valid", True)
         }
-        if any(_version(prior) > record.version for prior in ours.values()):
+        if any(_order(prior) > record.order for prior in ours.values()):
             return  # a later version is there already: this one would only step back
         wanted = scores(record)
         for score in wanted:
             prior = ours.get(score.name)
             if prior is None:
                 self._create(path, assessment(record, score), deadline)
-            elif _version(prior) < record.version:
+            elif _order(prior) < record.order:
                 update = {
                     "assessment": assessment(record, score),
                     "update_mask": "feedback,rationale,metadata",
@@ -126,7 +132,7 @@ class MlflowTarget:
                 )
         names = {score.name for score in wanted}
         for name, prior in ours.items():
-            if name not in names and _version(prior) < record.version:
+            if name not in names and _order(prior) < record.order:
                 self._create(path, cleared(record, name, prior["assessment_id"]), deadline)
 
     def _create(self, path: str, body: dict[str, object], deadline: Deadline) -> None:

@@ -86,6 +86,7 @@ def metadata(record: VerdictRecord, score: Score) -> dict[str, str | int]:
         "factledger.tenant": record.tenant,
         "factledger.turn_id": record.turn_id,
         "factledger.version": record.version,
+        "factledger.judged_at_ms": record.judged_at_ms,
         "factledger.cause": record.cause,
         "factledger.turn_url": record.turn_url,
         "factledger.verdict": record.verdict,
@@ -98,12 +99,13 @@ def metadata(record: VerdictRecord, score: Score) -> dict[str, str | int]:
 
 
 def latest(records: Iterable[VerdictRecord]) -> list[VerdictRecord]:
-    """The highest version of each turn in `records`, in the order turns first appear: a
-    batch may hold two versions of one turn, and only the later one should stand."""
+    """The newest record (`VerdictRecord.order`) of each turn in `records`, in the order
+    turns first appear: a batch may hold two versions of one turn, or a version and its
+    label, and only the later one should stand."""
     found: dict[tuple[str, str], VerdictRecord] = {}
     for record in records:
         key = (record.tenant, record.turn_id)
-        if key not in found or record.version > found[key].version:
+        if key not in found or record.order > found[key].order:
             found[key] = record
     return list(found.values())
 
