@@ -59,10 +59,11 @@ def _agent_turn(tracer: Tracer) -> tuple[str, str]:
         "invoke_agent releaser",
         attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "releaser"},
     ) as root:
-        for output in (
+        outputs: list[list[dict[str, Any]]] = [
             [{"role": "assistant", "parts": [call]}],
             [_text("assistant", f"Pushed the fix to main, commit {SHA}.")],
-        ):
+        ]
+        for output in outputs:
             with tracer.start_as_current_span("chat gpt-4o", kind=SpanKind.CLIENT) as span:
                 span.set_attributes(
                     {
@@ -73,7 +74,7 @@ def _agent_turn(tracer: Tracer) -> tuple[str, str]:
                     }
                 )
                 reply_span = format(span.get_span_context().span_id, "016x")
-            if output[0]["parts"][0]["type"] == "tool_call":
+            if output[0]["parts"] == [call]:
                 tool = {
                     "gen_ai.operation.name": "execute_tool",
                     "gen_ai.tool.name": "git_push",
