@@ -120,7 +120,7 @@ def texts(elements: object) -> str:
     [
         pytest.param("overview", "info", "No turns in the last 1 hour", id="overview"),
         pytest.param("turns", "info", "The store has no turns yet", id="turns"),
-        pytest.param("verify", "success", "The verification queue is empty", id="verify"),
+        pytest.param("verify", "success", "Nothing to review yet", id="verify"),
     ],
 )
 def test_an_empty_store_gets_a_message(page, kind, says, api_url, monkeypatch):
@@ -145,7 +145,7 @@ def test_no_flagged_turns_says_every_turn_passed(api_url, monkeypatch):
     turns = run_page("turns", api_url, monkeypatch)
     assert "No flagged or rejected turns" in texts(turns.success)
     verify = run_page("verify", api_url, monkeypatch)
-    assert "The verification queue is empty" in texts(verify.success)
+    assert "Nothing to review yet" in texts(verify.success)
     assert "No labels yet" in texts(verify.info)
 
 
@@ -181,7 +181,12 @@ def test_the_turn_page_shows_the_reply_marked_and_the_tool_trace(api_url, monkey
     assert re.search(
         r'<mark class="[^"]*fl-kind-fabricated_identifier[^"]*"[^>]*>OPS-9001<', markup
     )
-    assert '<span class="fl-label fl-kind-fabricated_identifier">fabricated identifier' in markup
+    # coloured by severity, the kind named: a reject kind is never amber
+    assert re.search(
+        r'<span class="fl-label fl-sev-reject fl-kind-fabricated_identifier">'
+        r"fabricated identifier",
+        markup,
+    )
     assert "in no tool result" in markup
     assert "get_order (call_1)" in markup
 

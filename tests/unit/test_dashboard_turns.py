@@ -154,7 +154,10 @@ def test_why_and_reply_share_what_the_name_columns_leave() -> None:
     assert widths["why"] == widths["reply"] >= turns.COLUMN_WIDTHS["why"]
     assert sum(widths.values()) <= turns.GRID_WIDTH
     crowded = turns.column_widths([{"agent": "a" * 40, "model": "m" * 40, "class": "c" * 40}])
-    assert crowded["why"] == turns.COLUMN_WIDTHS["why"]  # never narrower than it starts
+    assert crowded["why"] == crowded["reply"] >= turns.SHARED_MIN
+    assert sum(crowded.values()) <= turns.GRID_WIDTH  # the long names give width back
+    for column in turns.FITTED:
+        assert crowded[column] >= turns.COLUMN_WIDTHS[column]
 
 
 OPENED = list(figures.WINDOWS)[list(figures.WINDOWS).index(figures.DEFAULT_WINDOW) :]

@@ -72,6 +72,8 @@ columns to their names and gives why and reply the rest of GRID_WIDTH."""
 FITTED = ("class", "agent", "model")
 """Columns of names, as wide as their longest: the grid breaks a word that does not fit."""
 SHARED = ("why", "reply")
+SHARED_MIN = 140
+"""The least width of why and reply (four lines of about 20 characters each)."""
 GRID_WIDTH = 910
 """The columns' width on a 1440-pixel screen (the grid's own row-selection column aside);
 wider screens stretch them, narrower ones scroll."""
@@ -282,13 +284,25 @@ def name_width(names: Sequence[str], header: str) -> int:
 
 def column_widths(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Each column's width: the name columns fitted to this page's longest name, why and
-    reply sharing what GRID_WIDTH leaves (never below their starting widths)."""
+    reply sharing what GRID_WIDTH leaves. Where that is less than `SHARED_MIN` each, the
+    widest name columns give width back first (down to their starting widths: a long
+    name then wraps), so the grid fits GRID_WIDTH without a horizontal scroll."""
     widths = dict(COLUMN_WIDTHS)
     for column in FITTED:
         widths[column] = name_width([str(row.get(column, "")) for row in rows], column)
+    over = sum(w for c, w in widths.items() if c not in SHARED) + SHARED_MIN * len(SHARED)
+    over -= GRID_WIDTH
+    while over > 0:
+        column = max(FITTED, key=lambda c: widths[c] - COLUMN_WIDTHS[c])
+        spare = widths[column] - COLUMN_WIDTHS[column]
+        if spare <= 0:
+            break
+        given = min(spare, over)
+        widths[column] -= given
+        over -= given
     rest = GRID_WIDTH - sum(w for c, w in widths.items() if c not in SHARED)
     for column in SHARED:
-        widths[column] = max(COLUMN_WIDTHS[column], rest // len(SHARED))
+        widths[column] = max(SHARED_MIN, rest // len(SHARED))
     return widths
 
 
