@@ -8,10 +8,11 @@ CODE `factledger`, on trace `tr-<trace_id>` (MLflow's id of a trace whose OTel i
 Later versions update in place. Assessment ids are MLflow's own, so each record first
 reads the trace's valid assessments: one of the same turn and name is updated when it
 is older (`factledger.version`, then `factledger.judged_at_ms`: a label comes after the
-version it labels) and left alone when it is not (a retried batch writes nothing twice). One whose kind the new version no longer finds is overridden by a
-`pass` assessment of that version (MLflow's override: the old one is marked not valid
-and kept as history); the tracking server's update cannot set `valid` itself. New names
-are created.
+version it labels) and left alone when it is not (a retried batch writes nothing
+twice). One whose kind the new version no longer finds is overridden by a `pass`
+assessment of that version (MLflow's override: the old one is marked not valid and kept
+as history); the tracking server's update cannot set `valid` itself. New names are
+created.
 
 Sent over the tracking server's REST API (`/api/3.0/mlflow/traces/...`) with httpx, not
 with `mlflow-skinny`: its client retries with back-off set by process-wide environment
