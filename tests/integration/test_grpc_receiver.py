@@ -5,8 +5,10 @@ with a raw gRPC client, RetryInfo exactly where a retry can succeed; gzip."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -40,9 +42,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from factledger.collector.app import create_app
+from factledger.collector.ingest.grpc_receiver import GrpcReceiver
+from factledger.collector.ingest.in_flight import InFlightBytes
 from factledger.collector.ingest.refusal_grpc import RETRY_INFO_KEY
 from factledger.collector.ingest.wal import WriteAheadLog
+from factledger.collector.metrics import Metrics
+from factledger.collector.pipeline import Pipeline
 from factledger.collector.refusals import RETRY_DELAY_SECONDS
+from factledger.collector.service import Service
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.service_process import ServiceProcess, free_port
@@ -508,3 +515,54 @@ def test_the_zero_code_distro_defaults_reach_the_service(open_service: ServicePr
     assert re.fullmatch(r"[0-9a-f]{32}", trace_id), done.stdout
     turn = judged_turn(open_service.url, trace_id, verdict="reject")
     assert "claim_without_tool" in {f["kind"] for f in turn["findings"]}
+
+
+# --- connection limits ---------------------------------------------------------------
+
+
+def test_connections_past_the_bound_are_refused_and_idle_ones_closed(
+    tmp_path: Path,
+) -> None:
+    """FACTLEDGER_GRPC_MAX_CONNECTIONS refuses a connection past it (UNAVAILABLE: the
+    exporter retries), and FACTLEDGER_GRPC_IDLE_SECONDS closes a connection without calls,
+    which gives its place to the next one."""
+    env = {"FACTLEDGER_GRPC_MAX_CONNECTIONS": "1", "FACTLEDGER_GRPC_IDLE_SECONDS": "1"}
+    # Each channel its own connection (grpcio shares them between channels by default).
+    own = [("grpc.use_local_subchannel_pool", 1)]
+    request = ExportTraceServiceRequest.FromString(spans_request(_id(40)))
+    with ServiceProcess(tmp_path / "data", env) as svc:
+        first = grpc.insecure_channel(svc.grpc_target, options=own)
+        TraceServiceStub(first).Export(request, timeout=30)  # type: ignore[no-untyped-call]
+        with (
+            grpc.insecure_channel(svc.grpc_target, options=own) as second,
+            pytest.raises(grpc.RpcError) as refused,
+        ):
+            TraceServiceStub(second).Export(request, timeout=30)  # type: ignore[no-untyped-call]
+        assert cast(grpc.Call, refused.value).code() is UNAVAILABLE
+        time.sleep(3)  # the first connection idles past its second and is closed
+        with grpc.insecure_channel(svc.grpc_target, options=own) as third:
+            TraceServiceStub(third).Export(request, timeout=30)  # type: ignore[no-untyped-call]
+        first.close()
+
+
+def test_the_receiver_stops_once_and_may_be_stopped_before_it_started(tmp_path: Path) -> None:
+    """`shutdown` is safe before `start` and twice; once stopped, the port is free."""
+    settings = _settings(tmp_path)
+    service = Service(
+        settings,
+        cast(Store, None),  # no call reaches the store or the pipeline here
+        cast(Pipeline, None),
+        Metrics(),
+        InFlightBytes(settings.max_bodies_in_flight_bytes),
+    )
+
+    async def cycle() -> None:
+        receiver = GrpcReceiver(service)
+        await receiver.shutdown()
+        assert await receiver.start() == settings.grpc_port == receiver.port
+        await receiver.shutdown(0)
+        await receiver.shutdown(0)
+
+    asyncio.run(cycle())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", settings.grpc_port))
