@@ -39,9 +39,11 @@ calls on each (`grpc_max_streams`, HTTP/2 flow: a client with more waits, none i
 refused); a quiet connection is pinged after `grpc_keepalive_seconds` and closed when the
 ping goes unanswered for `grpc_keepalive_timeout_seconds`; one with no call for
 `grpc_idle_seconds` is closed (GOAWAY: the client reconnects when it has more to send).
-gRPC holds a message until it has all of it, so the memory of messages still arriving is
-bounded by gRPC's flow control per stream, and the bytes of those received by
-`max_bodies_in_flight_bytes`, as for HTTP.
+gRPC collects a message before the handler runs: a message counts against
+`max_bodies_in_flight_bytes` (shared with HTTP) once it has arrived whole, while one still
+arriving is bounded only by `max_body_bytes` for its call, and its time by the sender's
+deadline (gRPC has no server-side timeout for a message in transit, as HTTP's
+`body_timeout_seconds` is; the bound on connections and streams caps how many).
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ def server_options(settings: ServiceSettings) -> list[tuple[str, int]]:
         ("grpc.keepalive_time_ms", round(settings.grpc_keepalive_seconds * 1000)),
         ("grpc.keepalive_timeout_ms", round(settings.grpc_keepalive_timeout_seconds * 1000)),
         ("grpc.max_connection_idle_ms", round(settings.grpc_idle_seconds * 1000)),
-        # An exporter may ping as often as the server does without being sent away.
+        # An exporter pinging every 10 s (or as often as the server pings) is not sent
+        # away with GOAWAY "too many pings", as gRPC's default of 5 minutes would.
         (
             "grpc.http2.min_recv_ping_interval_without_data_ms",
             round(min(settings.grpc_keepalive_seconds, 10.0) * 1000),
@@ -109,7 +112,6 @@ class GrpcReceiver:
         self._service = service
         self._intake = Intake(service.settings, service.pipeline, service.metrics)
         self._server: aio.Server | None = None
-        self._stopped = False
         self.port: int | None = None
         """The bound port, once started."""
 
@@ -139,10 +141,9 @@ class GrpcReceiver:
 
     async def shutdown(self, timeout: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Refuse new calls, give those in progress `timeout` seconds, then cancel them."""
-        if self._server is None or self._stopped:
-            return
-        self._stopped = True
-        await self._server.stop(timeout)
+        server, self._server = self._server, None
+        if server is not None:
+            await server.stop(timeout)
 
     def _handler(self, signal: Signal) -> Handler:
         async def export(request: bytes, context: aio.ServicerContext[bytes, bytes]) -> bytes:
