@@ -36,7 +36,7 @@ ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 FACTLEDGER_DATA_DIR=/data \
 USER factledger
 WORKDIR /data
 VOLUME ["/data"]
-EXPOSE 4318 8501
+EXPOSE 4318 4317 8501
 # The slim image has no curl or wget; Python is there anyway.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=5 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:4318/healthz', timeout=2)"]

@@ -16,7 +16,7 @@ from factledger.alerts_cli import add_alerts_parser
 from factledger.collector.private_dirs import restrict_umask, usable_data_directory
 from factledger.evaluation import Case, CaseResult, evaluate, read_cases
 from factledger.extras import MissingExtra, require
-from factledger.ports import DEFAULT_HOST, DEFAULT_PORT, check_port_free
+from factledger.ports import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT, check_port_free
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import FactLedgerError, TranscriptError
 from factledger.processors.guard import CheckResult, check
@@ -149,7 +149,18 @@ def _parser() -> argparse.ArgumentParser:
         "answer the query API (/api/v1) that the dashboard reads.",
     )
     p_serve.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
-    p_serve.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
+    p_serve.add_argument(
+        "--port", type=int, help=f"HTTP port: OTLP/HTTP and the query API (default {DEFAULT_PORT})"
+    )
+    _add_grpc_options(p_serve)
+    p_serve.add_argument(
+        "--no-otlp-http",
+        dest="otlp_http",
+        action="store_const",
+        const=False,
+        help="take OTLP over gRPC only: no /v1/traces and /v1/logs on the HTTP port, the query "
+        "API stays (env FACTLEDGER_OTLP_HTTP_ENABLED=false; default: OTLP on both ports)",
+    )
     p_serve.add_argument(
         "--store",
         help="store DSN, chdb:///path or http(s)://... (env FACTLEDGER_STORE; default: "
@@ -176,7 +187,10 @@ def _parser() -> argparse.ArgumentParser:
         "The data stays in the data directory between runs; demo traffic goes only into "
         "an empty store unless --demo always; --fresh starts from an empty store.",
     )
-    p_up.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
+    p_up.add_argument(
+        "--port", type=int, help=f"HTTP port: OTLP/HTTP and the query API (default {DEFAULT_PORT})"
+    )
+    _add_grpc_options(p_up)
     p_up.add_argument("--data-dir", type=Path, help=_DATA_DIR_HELP)
     p_up.add_argument(
         "--fresh",
@@ -279,6 +293,28 @@ def _reader_gone() -> int:
     return 128 + 13  # what a shell reports for a process ended by SIGPIPE
 
 
+def _add_grpc_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--grpc-port",
+        type=int,
+        metavar="PORT",
+        help=f"OTLP/gRPC port (env FACTLEDGER_GRPC_PORT; default {DEFAULT_GRPC_PORT}; 0: none)",
+    )
+    parser.add_argument(
+        "--no-grpc",
+        dest="grpc_port",
+        action="store_const",
+        const=0,
+        help="no OTLP/gRPC receiver, as --grpc-port 0 (default: one on the gRPC port)",
+    )
+
+
+def _check_ports_free(settings: ServiceSettings) -> None:
+    check_port_free(settings.host, settings.port, "--port")
+    if settings.grpc_port:
+        check_port_free(settings.host, settings.grpc_port, "--grpc-port")
+
+
 def _default_endpoint() -> str:
     return os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "http://127.0.0.1:4318"
 
@@ -360,6 +396,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     settings = ServiceSettings.from_env(
         host=args.host,
         port=args.port,
+        grpc_port=args.grpc_port,
+        otlp_http=args.otlp_http,
         store_dsn=args.store,
         data_dir=args.data_dir,
         validation_config=args.config,
@@ -367,7 +405,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     )
     _check_alert_rules(settings)
     usable_data_directory(settings.data_dir)
-    check_port_free(settings.host, settings.port, "--port")
+    _check_ports_free(settings)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -383,13 +421,14 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
     settings = ServiceSettings.from_env(
         port=args.port,
+        grpc_port=args.grpc_port,
         data_dir=args.data_dir,
         validation_config=args.config,
         alerts_file=args.alerts,
     )
     _check_alert_rules(settings)
     usable_data_directory(settings.data_dir)
-    check_port_free(settings.host, settings.port, "--port")
+    _check_ports_free(settings)
     if args.dashboard_port:
         from factledger.dashboard_cli import DEFAULT_DASHBOARD_HOST
 

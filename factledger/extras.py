@@ -8,9 +8,11 @@ is an extra of its own (pyproject.toml):
 
 | extra | brings | commands |
 |---|---|---|
-| service | FastAPI, uvicorn, chDB, clickhouse-connect, RE2, httpx | serve, up, alerts, reviews |
+| service | FastAPI, uvicorn, grpcio, chDB, clickhouse-connect, RE2, httpx | serve, up, alerts |
 | dashboard | Streamlit, pandas, Altair, httpx | dashboard (and the dashboard of up) |
 | all | both | |
+
+(`reviews` needs the service extra too.)
 
 A command that needs an extra calls `require` before it starts anything: a missing module
 of the extra is one line naming the pip command (exit status 2), not an ImportError from
@@ -33,6 +35,7 @@ EXTRA_MODULES: Mapping[str, Mapping[str, str]] = {
         "chdb": "chdb",
         "google-re2": "re2",
         "httpx": "httpx",
+        "grpcio": "grpc",
     },
     "dashboard": {
         "streamlit": "streamlit",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import socket
 
+from factledger.collector.address import DEFAULT_GRPC_PORT as DEFAULT_GRPC_PORT
 from factledger.collector.address import DEFAULT_HOST as DEFAULT_HOST
 from factledger.collector.address import DEFAULT_PORT as DEFAULT_PORT
 from factledger.processors.errors import FactLedgerError

@@ -36,9 +36,12 @@ class ServiceProcess:
         env: dict[str, str] | None = None,
         port: int | None = None,
         args: Sequence[str] = (),
+        grpc_port: int | None = None,
     ):
         self.data_dir = data_dir
         self.port = port or free_port()
+        self.grpc_port = grpc_port or free_port()
+        """OTLP/gRPC's port: a free one of its own too, so services run side by side."""
         self.args = list(args)  # more `factledger serve` options, e.g. --host
         self.env = {
             **os.environ,
@@ -54,11 +57,19 @@ class ServiceProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def grpc_target(self) -> str:
+        """Where an OTLP/gRPC exporter sends (`host:port`)."""
+        return f"127.0.0.1:{self.grpc_port}"
+
     def start(self, timeout: float = 60.0) -> ServiceProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "factledger.cli", "serve", "--port", str(self.port), *self.args],
+            [
+                *(sys.executable, "-m", "factledger.cli", "serve"),
+                *("--port", str(self.port), "--grpc-port", str(self.grpc_port), *self.args),
+            ],
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -115,7 +115,7 @@ def run_up(
                     name="factledger-demo",
                     daemon=True,
                 ).start()
-            _announce(base, dashboard, dashboard_port, dashboard_log)
+            _announce(settings, base, dashboard, dashboard_port, dashboard_log)
             _announce_data(settings, stored, sending, demo)
             print("Press Ctrl-C to stop.", flush=True)
             while thread.is_alive():
@@ -203,9 +203,15 @@ def _announce_data(settings: ServiceSettings, stored: int, sending: bool, demo: 
 
 
 def _announce(
-    base: str, dashboard: subprocess.Popen[bytes] | None, port: int, log_path: Path
+    settings: ServiceSettings,
+    base: str,
+    dashboard: subprocess.Popen[bytes] | None,
+    port: int,
+    log_path: Path,
 ) -> None:
     print(f"FactLedger service   {base}   (OTLP/HTTP: {base}/v1/traces)")
+    if settings.grpc_port:
+        print(f"OTLP/gRPC            {settings.host}:{settings.grpc_port}")
     if dashboard is not None:
         url = dashboard_url(port)
         if wait_healthy(url, dashboard, DASHBOARD_TIMEOUT_SECONDS):

@@ -18,6 +18,7 @@ from typing import Any
 SERVICE_AND_DASHBOARD = (
     "fastapi",
     "uvicorn",
+    "grpc",
     "chdb",
     "clickhouse_connect",
     "streamlit",

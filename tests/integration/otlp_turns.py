@@ -1,14 +1,21 @@
-"""OTLP/JSON requests holding whole agent turns in the current GenAI conventions."""
+"""OTLP/JSON requests holding whole agent turns in the current GenAI conventions, a turn
+sent through the OTel SDK's exporters, and the judged turn read back."""
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
+from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+from opentelemetry.sdk._logs.export import LogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 
 # Recent enough to stay inside the tables' retention, fixed so resent requests are equal.
 _BASE_NS = (time.time_ns() // 1_000_000_000 - 3600) * 1_000_000_000
@@ -271,3 +278,59 @@ def write_eval_cases(path: Path, corpora: Sequence[Path]) -> Path:
         lines.append(json.dumps(case))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def judged_turn(url: str, trace_id: str, timeout: float = 30, **want: str) -> dict[str, Any]:
+    """The turn of `trace_id` once judged (and, with `want`, once its fields say so), read
+    back through the query API of the service at `url`."""
+    deadline = time.monotonic() + timeout
+    last: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        turns = httpx.get(f"{url}/api/v1/turns", params={"limit": 1000}, timeout=10).json()
+        for turn in turns["turns"]:
+            if turn["trace_id"] == trace_id:
+                last = httpx.get(f"{url}/api/v1/turns/{turn['turn_id']}", timeout=10).json()
+                if all(last.get(k) == v for k, v in want.items()):
+                    return last
+        time.sleep(0.2)
+    raise AssertionError(f"no turn of {trace_id} with {want} in time; last: {last}")
+
+
+def sdk_log_turn(
+    span_exporter: SpanExporter,
+    log_exporter: LogRecordExporter,
+    logger_name: str,
+    user: str,
+    reply: str,
+) -> str:
+    """One chat span with its prompt and completion written as log records, through the
+    SDK's exporters (either transport), the way Semantic Kernel writes them (Python
+    logging with `event.name` in `extra`, the message as JSON text); the trace id."""
+    resource = Resource({"service.name": "sdk-logs-app"})
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    logger_provider = LoggerProvider(resource=resource)
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
+    handler = LoggingHandler(logger_provider=logger_provider)
+    logger = logging.getLogger(logger_name)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    logger.addHandler(handler)
+    tracer = tracer_provider.get_tracer("tests")
+    try:
+        with tracer.start_as_current_span("chat gpt-4o") as span:
+            span.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.system": "openai"})
+            logger.info(
+                json.dumps({"role": "user", "content": user}),
+                extra={"event.name": "gen_ai.user.message", "gen_ai.system": "openai"},
+            )
+            logger.info(
+                json.dumps({"message": {"role": "assistant", "content": reply}}),
+                extra={"event.name": "gen_ai.choice", "gen_ai.system": "openai"},
+            )
+            trace_id = format(span.get_span_context().trace_id, "032x")
+    finally:
+        logger.removeHandler(handler)
+        logger_provider.shutdown()
+        tracer_provider.shutdown()
+    return trace_id

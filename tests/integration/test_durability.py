@@ -1,27 +1,30 @@
 """Acknowledged means durable: kill -9 under load, restart, nothing acknowledged is lost,
-in-flight turns are finished, and client retries do not double-count; a write-ahead log
-that runs out of disk refuses (503) without acknowledging or miscounting anything."""
+in-flight turns are finished, and client retries do not double-count, over OTLP/HTTP and
+OTLP/gRPC alike; a write-ahead log that runs out of disk refuses (503) without
+acknowledging or miscounting anything."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
+from typing import Protocol, cast
 
+import grpc
 import httpx
-import uvicorn
+import pytest
 
 from factledger.collector import otlp
-from factledger.collector.app import create_app
 from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
 from factledger.processors.runner import default_runner
-from factledger.service_process import ServiceProcess, free_port
+from factledger.service_process import ServiceProcess
+from tests.integration.app_server import served_app
+from tests.integration.grpc_exports import TRACES, protobuf_request
 from tests.integration.otlp_turns import turn_request
 from tests.integration.worker_process import wait_until
 from tests.unit.test_wal import Clock, FullDisk
@@ -30,18 +33,81 @@ HEADERS = {"Content-Type": "application/json"}
 TURNS = 120
 
 
-def _post_until_killed(url: str, acked: dict[int, list[str]], stop: threading.Event) -> None:
-    with httpx.Client(timeout=5) as client:
+class Gone(Exception):
+    """The service stopped answering: the request in flight was not acknowledged."""
+
+
+class Sender(Protocol):
+    """One client connection sending OTLP/JSON turn requests over its transport."""
+
+    def __enter__(self) -> Sender: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    def send(self, body: bytes) -> bool:
+        """Whether the request was acknowledged; raises Gone when nothing answered."""
+        ...
+
+
+class HttpSender:
+    def __init__(self, service: ServiceProcess) -> None:
+        self._url = f"{service.url}/v1/traces"
+        self._client = httpx.Client(timeout=5)
+
+    def __enter__(self) -> HttpSender:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._client.close()
+
+    def send(self, body: bytes) -> bool:
+        try:
+            return self._client.post(self._url, headers=HEADERS, content=body).status_code == 200
+        except httpx.HTTPError:
+            raise Gone from None
+
+
+class GrpcSender:
+    """The same requests as OTLP/protobuf over one gRPC channel, as an exporter sends."""
+
+    def __init__(self, service: ServiceProcess) -> None:
+        self._channel = grpc.insecure_channel(service.grpc_target)
+        self._export: grpc.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(TRACES)
+
+    def __enter__(self) -> GrpcSender:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._channel.close()
+
+    def send(self, body: bytes) -> bool:
+        try:
+            self._export(protobuf_request(body), timeout=5)
+        except grpc.RpcError as error:
+            # The service's own refusals carry its google.rpc.Status; a dead one sends none.
+            trailers = dict(cast(grpc.Call, error).trailing_metadata() or ())
+            if "grpc-status-details-bin" not in trailers:
+                raise Gone from None
+            return False
+        return True
+
+
+SENDERS = pytest.mark.parametrize("sender", [HttpSender, GrpcSender], ids=["http", "grpc"])
+
+
+def _post_until_killed(sender: Sender, acked: dict[int, list[str]], stop: threading.Event) -> None:
+    with sender:
         for index in range(1, TURNS + 1):
             if stop.is_set():
                 return
             body, ids = turn_request(index, hallucinate=index % 3 == 0)
             try:
-                response = client.post(f"{url}/v1/traces", headers=HEADERS, content=body)
-            except httpx.HTTPError:
+                if sender.send(body):
+                    acked[index] = ids
+            except Gone:
                 return  # the service died under us: this one was not acknowledged
-            if response.status_code == 200:
-                acked[index] = ids
 
 
 def _turns(url: str) -> dict[str, dict[str, object]]:
@@ -59,12 +125,15 @@ def _wait_for_turns(url: str, expected: int, timeout: float = 60) -> dict[str, d
     return turns
 
 
-def test_kill_9_under_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
+@SENDERS
+def test_kill_9_under_load_loses_nothing_acknowledged(
+    tmp_path: Path, sender: type[HttpSender | GrpcSender]
+) -> None:
     data = tmp_path / "data"
     acked: dict[int, list[str]] = {}
     first = ServiceProcess(data).start()
     stop = threading.Event()
-    client = threading.Thread(target=_post_until_killed, args=(first.url, acked, stop))
+    client = threading.Thread(target=_post_until_killed, args=(sender(first), acked, stop))
     client.start()
     deadline = time.monotonic() + 30
     while len(acked) < TURNS // 3 and time.monotonic() < deadline:
@@ -74,7 +143,7 @@ def test_kill_9_under_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
     client.join(10)
     assert len(acked) >= TURNS // 3
 
-    with ServiceProcess(data, port=first.port) as second:
+    with ServiceProcess(data, port=first.port, grpc_port=first.grpc_port) as second:
         turns = _wait_for_turns(second.url, len(acked))
         for index, span_ids in acked.items():
             trace = f"{index:032x}"
@@ -91,12 +160,10 @@ def test_kill_9_under_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
             for t, v in before.items()
         }
         # a client retry resends acknowledged requests: nothing may be counted twice
-        for index in list(acked)[:20]:
-            body, _ = turn_request(index, hallucinate=index % 3 == 0)
-            assert (
-                httpx.post(f"{second.url}/v1/traces", headers=HEADERS, content=body).status_code
-                == 200
-            )
+        with sender(second) as again:
+            for index in list(acked)[:20]:
+                body, _ = turn_request(index, hallucinate=index % 3 == 0)
+                assert again.send(body)
         time.sleep(2)
         after = _turns(second.url)
         assert set(after) == set(before)
@@ -105,24 +172,6 @@ def test_kill_9_under_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
             ids = [s["span_id"] for s in detail["spans"]]
             assert len(ids) == len(set(ids)), "a span was stored twice"
             assert len(detail["findings"]) == findings_before[trace]
-
-
-@contextmanager
-def _served(settings: ServiceSettings, store: Store, wal: WriteAheadLog) -> Iterator[str]:
-    """The app on loopback in this process, so the test holds its write-ahead log."""
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings, store=store, wal=wal), port=free_port(), log_level="warning"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, 30, "the service to start")
-    try:
-        yield f"http://127.0.0.1:{server.config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
 
 
 def _queued_spans(url: str) -> float:
@@ -143,7 +192,7 @@ def test_a_full_log_disk_answers_503_and_gives_back_the_backlog(
     )
     disk = FullDisk()
     wal = WriteAheadLog(settings.wal_dir, write=disk)
-    with _served(settings, store, wal) as url:
+    with served_app(settings, store, wal) as url:
         disk.room = 9  # a torn record header, then ENOSPC
         for _ in range(3):
             refused = httpx.post(f"{url}/v1/traces", headers=HEADERS, content=body)
@@ -156,7 +205,8 @@ def test_a_full_log_disk_answers_503_and_gives_back_the_backlog(
         wait_until(lambda: store.span_count("default") == spans, 30, "the accepted spans")
         metrics = httpx.get(f"{url}/metrics").text
     wal.close()
-    assert 'factledger_requests_refused_total{reason="wal_unavailable"} 3' in metrics
+    counted = 'factledger_requests_refused_total{reason="wal_unavailable",transport="http"} 3'
+    assert counted in metrics
     replayed = list(WriteAheadLog(settings.wal_dir).replay(include_released=True))
     assert [r.body for r in replayed] == [body]
 

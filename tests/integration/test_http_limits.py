@@ -163,7 +163,7 @@ def test_bodies_in_flight_are_bounded_and_the_request_past_its_share_is_refused(
     response = httpx.post(f"{service.url}/v1/traces", headers=JSON, content=second)
     assert response.status_code == 200, response.text
     text = httpx.get(f"{service.url}/metrics").text
-    assert 'factledger_requests_refused_total{reason="bodies_in_flight"} 1' in text
+    assert 'factledger_requests_refused_total{reason="bodies_in_flight",transport="http"} 1' in text
     assert gauge(service, "factledger_bodies_in_flight_bytes") == 0
 
 

@@ -7,7 +7,6 @@ acknowledged log record."""
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -20,14 +19,16 @@ from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
-from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import LogRecordExportResult, SimpleLogRecordProcessor
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from factledger.service_process import ServiceProcess
-from tests.integration.otlp_turns import chat_span_request, log_request
+from tests.integration.otlp_turns import (
+    chat_span_request,
+    judged_turn,
+    log_request,
+    sdk_log_turn,
+)
 
 TOKEN = "logs-test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -41,65 +42,15 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess
         yield svc
 
 
-def _turn_of(url: str, trace_id: str, timeout: float = 30, **want: str) -> dict[str, Any]:
-    """The turn of `trace_id` once judged (and, with `want`, once its fields say so)."""
-    deadline = time.monotonic() + timeout
-    last: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        turns = httpx.get(f"{url}/api/v1/turns", params={"limit": 1000}, timeout=10).json()
-        for turn in turns["turns"]:
-            if turn["trace_id"] == trace_id:
-                last = httpx.get(f"{url}/api/v1/turns/{turn['turn_id']}", timeout=10).json()
-                if all(last.get(k) == v for k, v in want.items()):
-                    return last
-        time.sleep(0.2)
-    raise AssertionError(f"no turn of {trace_id} with {want} in time; last: {last}")
-
-
-def _sdk_turn(url: str, *, compression: Compression, user: str, reply: str) -> str:
-    """One chat span with its prompt and completion written as log records, through the
-    SDK's OTLP/HTTP exporters, the way Semantic Kernel writes them (Python logging with
-    `event.name` in `extra`, the message as JSON text); returns the trace id."""
-    resource = Resource({"service.name": "sdk-logs-app"})
-    tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(
-        SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces", headers=AUTH))
-    )
-    logger_provider = LoggerProvider(resource=resource)
-    exporter = OTLPLogExporter(endpoint=f"{url}/v1/logs", headers=AUTH, compression=compression)
-    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
-    handler = LoggingHandler(logger_provider=logger_provider)
-    logger = logging.getLogger(f"tests.sdk_logs.{compression.value}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    logger.addHandler(handler)
-    tracer = tracer_provider.get_tracer("tests")
-    try:
-        with tracer.start_as_current_span("chat gpt-4o") as span:
-            span.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.system": "openai"})
-            logger.info(
-                json.dumps({"role": "user", "content": user}),
-                extra={"event.name": "gen_ai.user.message", "gen_ai.system": "openai"},
-            )
-            logger.info(
-                json.dumps({"message": {"role": "assistant", "content": reply}}),
-                extra={"event.name": "gen_ai.choice", "gen_ai.system": "openai"},
-            )
-            trace_id = format(span.get_span_context().trace_id, "032x")
-    finally:
-        logger.removeHandler(handler)
-        logger_provider.shutdown()
-        tracer_provider.shutdown()
-    return trace_id
-
-
 @pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip])
 def test_sdk_log_records_join_their_span_and_build_the_turn(
     service: ServiceProcess, compression: Compression
 ) -> None:
     user, reply = f"Push my branch ({compression.value}).", "Pushed to origin."
-    trace_id = _sdk_turn(service.url, compression=compression, user=user, reply=reply)
-    turn = _turn_of(service.url, trace_id, user_message=user, reply=reply)
+    spans = OTLPSpanExporter(endpoint=f"{service.url}/v1/traces", headers=AUTH)
+    logs = OTLPLogExporter(endpoint=f"{service.url}/v1/logs", headers=AUTH, compression=compression)
+    trace_id = sdk_log_turn(spans, logs, f"tests.sdk_logs.{compression.value}", user, reply)
+    turn = judged_turn(service.url, trace_id, user_message=user, reply=reply)
     names = {s["name"] for s in turn["spans"]}
     assert {"chat gpt-4o", "gen_ai.user.message", "gen_ai.choice"} <= names
 
@@ -174,12 +125,12 @@ def test_a_log_minutes_late_gives_the_judged_turn_its_next_version(
         ).status_code
         == 200
     )
-    first = _turn_of(service.url, trace_id, user_message="Is the build green?")
+    first = judged_turn(service.url, trace_id, user_message="Is the build green?")
     assert first["reply"] == ""
     choice = [("gen_ai.choice", {"message": {"role": "assistant", "content": "It is green."}})]
     late = log_request(trace_id, span_id, choice)
     assert httpx.post(f"{service.url}/v1/logs", headers=JSON, content=late).status_code == 200
-    second = _turn_of(service.url, trace_id, reply="It is green.")
+    second = judged_turn(service.url, trace_id, reply="It is green.")
     assert second["turn_id"] == first["turn_id"]
     assert len(second["versions"]) == 2
 
@@ -228,7 +179,7 @@ def test_kill_9_loses_no_acknowledged_log_record(tmp_path: Path) -> None:
     assert len(acked) >= TURNS // 3
     with ServiceProcess(data, env, port=first.port) as second:
         for index, trace_id in acked.items():
-            turn = _turn_of(
+            turn = judged_turn(
                 second.url,
                 trace_id,
                 timeout=60,

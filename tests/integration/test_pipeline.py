@@ -10,29 +10,25 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
 import httpx
 import pytest
-import uvicorn
 from clickhouse_connect.driver.client import Client
-from clickhouse_connect.driver.exceptions import DatabaseError
 
 from benchmarks.ingest import PROTOBUF as PROTOBUF_TURNS
 from benchmarks.ingest import TurnFactory
 from factledger.collector import otlp
-from factledger.collector.app import create_app
 from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import VERDICT_DELAY, Pipeline, PipelineFull, RequestTooLarge
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig
 from factledger.processors.runner import default_runner
-from factledger.service_process import free_port
+from tests.integration.app_server import served_app
 from tests.integration.otlp_turns import turn_request
+from tests.integration.store_clients import DiskFullClient
 from tests.integration.worker_process import wait_until
 
 MODES = pytest.mark.parametrize("in_worker", [True, False], ids=["worker-process", "thread"])
@@ -265,49 +261,10 @@ def test_each_first_verdict_counts_its_delay_from_the_turn_end(
     assert buckets[60] == 5  # and none waited a minute
 
 
-_NO_SPACE = (
-    "Code: 243. DB::Exception: Cannot reserve 1.00 MiB, not enough space. (NOT_ENOUGH_SPACE)"
-)
-
-
-class _DiskFullClient:
-    """The real client, except that span inserts fail as chDB fails them on a full disk
-    while `full` is set (through the driver's own exception, so the store classifies it)."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-        self.full = threading.Event()
-        self.refused = threading.Event()
-
-    def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
-        if table == "spans" and self.full.is_set():
-            self.refused.set()
-            raise DatabaseError(_NO_SPACE, code=243, name="NOT_ENOUGH_SPACE")
-        return self._client.insert(table, *args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-
-@contextmanager
-def _served(settings: ServiceSettings, store: Store) -> Iterator[str]:
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, store=store), port=free_port(), log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, 30, "the service to start")
-    try:
-        yield f"http://127.0.0.1:{server.config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
-
-
 def test_a_full_disk_holds_acknowledged_spans_and_refuses_new_ones_until_it_clears(
     store: Store, tmp_path: Path
 ) -> None:
-    client = _DiskFullClient(store._live())
+    client = DiskFullClient(store._live())
     full_disk = Store(cast(Client, client), store.config)
     settings = ServiceSettings(data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5)
     first, _ = turn_request(5, hallucinate=False)
@@ -316,7 +273,7 @@ def test_a_full_disk_holds_acknowledged_spans_and_refuses_new_ones_until_it_clea
     second_spans = len(otlp.decode_request(second, otlp.JSON).spans)
     headers = {"Content-Type": otlp.JSON}
     client.full.set()
-    with _served(settings, full_disk) as url:
+    with served_app(settings, full_disk) as url:
         assert httpx.post(f"{url}/v1/traces", headers=headers, content=first).status_code == 200
         assert client.refused.wait(30)
         refused = httpx.post(f"{url}/v1/traces", headers=headers, content=second)
@@ -476,7 +433,7 @@ def test_text_the_store_cannot_hold_is_repaired_and_times_past_it_refused_before
     ).encode()
     assert b"\\ud800" in body
     settings = ServiceSettings(data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5)
-    with _served(settings, store) as url:
+    with served_app(settings, store) as url:
         reply = httpx.post(f"{url}/v1/traces", headers={"Content-Type": otlp.JSON}, content=body)
         assert reply.status_code == 200
         partial = reply.json()["partialSuccess"]

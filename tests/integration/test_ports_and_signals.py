@@ -96,11 +96,16 @@ def test_dashboard_stops_streamlit_on_sigterm(tmp_path: Path):
     ("command", "option"),
     [
         (["serve", "--port", "{port}"], "--port"),
+        (["serve", "--port", "{free}", "--grpc-port", "{port}"], "--grpc-port"),
         (["up", "--port", "{port}", "--dashboard-port", "0"], "--port"),
-        (["up", "--port", "{free}", "--dashboard-port", "{port}"], "--dashboard-port"),
+        (
+            ["up", "--port", "{free}", "--grpc-port", "{port}", "--dashboard-port", "0"],
+            "--grpc-port",
+        ),
+        (["up", "--port", "{free}", "--no-grpc", "--dashboard-port", "{port}"], "--dashboard-port"),
         (["dashboard", "--port", "{port}"], "--port"),
     ],
-    ids=["serve", "up-service", "up-dashboard", "dashboard"],
+    ids=["serve", "serve-grpc", "up-service", "up-grpc", "up-dashboard", "dashboard"],
 )
 def test_a_port_in_use_names_the_option_that_changes_it(
     taken_port: int, tmp_path: Path, command: list[str], option: str

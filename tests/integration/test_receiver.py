@@ -199,7 +199,8 @@ def test_a_request_over_the_backlog_bound_is_refused_for_good_not_counted_as_dro
         fits = otlp_json([span(i) for i in ids[:2]])
         assert httpx.post(f"{svc.url}/v1/traces", headers=JSON, content=fits).status_code == 200
         text = httpx.get(f"{svc.url}/metrics").text
-        assert 'factledger_requests_refused_total{reason="too_many_spans"} 1' in text
+        refused = 'factledger_requests_refused_total{reason="too_many_spans",transport="http"} 1'
+        assert refused in text
         assert 'factledger_spans_refused_total{reason="too_many_spans"} 5' in text
         assert 'factledger_spans_dropped_total{reason="too_many_spans"}' not in text
 
@@ -311,7 +312,9 @@ def test_every_family_is_declared_and_on_the_scrape_from_start_up(
         for family in CATALOGUE:  # the reject-rate gauges name the alert window in theirs
             assert re.search(rf"^# HELP {family.name} \S.*$", first, re.M), family.name
         for reason in CATALOGUE["factledger_requests_refused_total"].known["reason"]:
-            assert f'factledger_requests_refused_total{{reason="{reason}"}} 0\n' in first
+            for transport in ("grpc", "http"):
+                labels = f'reason="{reason}",transport="{transport}"'
+                assert f"factledger_requests_refused_total{{{labels}}} 0\n" in first
         assert "factledger_bodies_in_flight_bytes 0\n" in first
         for case in CASES:
             headers, body, _ = cast(tuple[dict[str, str], bytes, int], case.values)
@@ -319,7 +322,11 @@ def test_every_family_is_declared_and_on_the_scrape_from_start_up(
         after = httpx.get(f"{svc.url}/metrics").text
         assert set(_families(after)) == set(_families(first))
         refused = dict(
-            re.findall(r'^factledger_requests_refused_total\{reason="(\w+)"\} (\d+)$', after, re.M)
+            re.findall(
+                r'^factledger_requests_refused_total\{reason="(\w+)",transport="http"\} (\d+)$',
+                after,
+                re.M,
+            )
         )
         assert set(refused) == set(CATALOGUE["factledger_requests_refused_total"].known["reason"])
         assert {r for r, n in refused.items() if int(n)} == {"400", "401", "413", "415"}

@@ -1,5 +1,6 @@
-"""`factledger up` as a child process: it starts the service on the embedded store, the
-dashboard and demo traffic, prints both URLs, and SIGTERM stops the dashboard with it."""
+"""`factledger up` as a child process: it starts the service on the embedded store (OTLP
+over HTTP and gRPC), the dashboard and demo traffic, prints where each is, and SIGTERM
+stops the dashboard with it."""
 
 from __future__ import annotations
 
@@ -11,15 +12,18 @@ import sys
 import time
 from pathlib import Path
 
+import grpc
 import httpx
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from factledger.service_process import free_port
+from tests.integration.grpc_exports import export
 
 STARTUP_SECONDS = 120
 
 
 def test_up_starts_service_dashboard_and_demo_and_stops_them(tmp_path: Path):
-    port, dashboard_port = free_port(), free_port()
+    port, grpc_port, dashboard_port = free_port(), free_port(), free_port()
     log_path = tmp_path / "up.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -30,6 +34,8 @@ def test_up_starts_service_dashboard_and_demo_and_stops_them(tmp_path: Path):
                 "up",
                 "--port",
                 str(port),
+                "--grpc-port",
+                str(grpc_port),
                 "--dashboard-port",
                 str(dashboard_port),
                 "--data-dir",
@@ -50,6 +56,9 @@ def test_up_starts_service_dashboard_and_demo_and_stops_them(tmp_path: Path):
         printed = log_path.read_text()
         assert re.search(rf"FactLedger service +http://127\.0\.0\.1:{port}\b", printed)
         assert re.search(rf"Dashboard +http://127\.0\.0\.1:{dashboard_port}\n", printed)
+        assert re.search(rf"OTLP/gRPC +127\.0\.0\.1:{grpc_port}\n", printed)
+        accepted = export(f"127.0.0.1:{grpc_port}", ExportTraceServiceRequest().SerializeToString())
+        assert accepted.code is grpc.StatusCode.OK, accepted.details
         health = httpx.get(f"http://127.0.0.1:{dashboard_port}/_stcore/health", timeout=5)
         assert health.status_code == 200
 
@@ -86,6 +95,8 @@ class Up:
                     "up",
                     "--port",
                     str(self.port),
+                    "--grpc-port",
+                    str(free_port()),
                     "--dashboard-port",
                     "0",
                     "--data-dir",
@@ -118,10 +129,12 @@ class Up:
 
 
 def received_spans(metrics: str) -> float:
-    for line in metrics.splitlines():
-        if line.startswith("factledger_spans_received_total"):
-            return float(line.split()[-1])
-    return 0.0
+    """Spans received over either transport."""
+    return sum(
+        float(line.split()[-1])
+        for line in metrics.splitlines()
+        if line.startswith("factledger_spans_received_total")
+    )
 
 
 def test_up_again_sends_no_more_demo_traffic_and_fresh_starts_clean(tmp_path: Path):

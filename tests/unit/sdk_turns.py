@@ -17,8 +17,9 @@ def text(role: str, content: str) -> dict[str, Any]:
     return {"role": role, "parts": [{"type": "text", "content": content}]}
 
 
-def emit_agent_turn(tracer: Tracer) -> None:
-    """A GenAI agent turn: run the tests, then claim a push that never ran."""
+def emit_agent_turn(tracer: Tracer) -> str:
+    """A GenAI agent turn: run the tests, then claim a push that never ran; its trace id
+    (32 hex digits)."""
     ask = [text("user", ASK)]
     run = {
         "role": "assistant",
@@ -31,7 +32,7 @@ def emit_agent_turn(tracer: Tracer) -> None:
     tools = json.dumps([{"type": "function", "name": "run_tests", "parameters": {}}])
     chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}
     agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "fixer"}
-    with tracer.start_as_current_span("invoke_agent fixer", attributes=agent):
+    with tracer.start_as_current_span("invoke_agent fixer", attributes=agent) as root:
         with tracer.start_as_current_span("chat gpt-4o", kind=SpanKind.CLIENT) as span:
             span.set_attributes(chat)
             span.set_attribute("gen_ai.tool.definitions", tools)
@@ -50,3 +51,4 @@ def emit_agent_turn(tracer: Tracer) -> None:
             span.set_attribute("gen_ai.tool.definitions", tools)
             span.set_attribute("gen_ai.input.messages", json.dumps([*ask, run, ran]))
             span.set_attribute("gen_ai.output.messages", json.dumps([text("assistant", REPLY)]))
+    return format(root.get_span_context().trace_id, "032x")

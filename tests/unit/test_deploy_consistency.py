@@ -1,6 +1,6 @@
-"""docker-compose.yml, the Dockerfile and the Collector configs agree with the code:
+"""docker-compose.yml, the Dockerfile and the Collector config agree with the code:
 ports, environment variable names, the store DSN, health endpoints, CLI subcommands and
-the load balancer's route to every replica. Nothing here runs Docker."""
+the load balancer's OTLP/gRPC route to every replica. Nothing here runs Docker."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute
 
 from factledger.cli import _parser
 from factledger.collector.app import create_app
-from factledger.collector.settings import DEFAULT_PORT, ServiceSettings
+from factledger.collector.settings import DEFAULT_GRPC_PORT, DEFAULT_PORT, ServiceSettings
 from factledger.collector.store import StoreConfig
 from factledger.dashboard.client import TOKEN_ENV
 from factledger.processors.errors import ConfigError
@@ -108,12 +108,14 @@ def test_service_environment_is_what_the_settings_read(service: str) -> None:
 
 
 @pytest.mark.parametrize("service", FACTLEDGER_SERVICES)
-def test_service_command_binds_all_interfaces_on_the_default_port(service: str) -> None:
+def test_service_command_binds_all_interfaces_on_the_default_ports(service: str) -> None:
     args = _parser().parse_args(SERVICES[service]["command"])
     assert args.handler.__name__ == "_cmd_serve"
     assert args.host == "0.0.0.0"
     assert args.port in (None, DEFAULT_PORT)
-    assert _container_ports(service) <= {DEFAULT_PORT}
+    settings = ServiceSettings.from_env(_env(service), grpc_port=args.grpc_port)
+    assert settings.grpc_port == DEFAULT_GRPC_PORT and settings.otlp_http
+    assert _container_ports(service) <= {DEFAULT_PORT, DEFAULT_GRPC_PORT}
 
 
 @pytest.mark.parametrize("service", FACTLEDGER_SERVICES)
@@ -157,7 +159,7 @@ def test_dockerfile_final_stage_is_slim_and_unprivileged() -> None:
     assert not any("build-essential" in line or "gcc" in line for line in stage)
     assert _instruction(stage, "USER") and _instruction(stage, "USER")[-1] not in ("root", "0")
     exposed = {int(p) for line in _instruction(stage, "EXPOSE") for p in line.split()}
-    assert exposed == {DEFAULT_PORT, _dashboard_default_port()}
+    assert exposed == {DEFAULT_PORT, DEFAULT_GRPC_PORT, _dashboard_default_port()}
 
 
 def test_dockerfile_installs_the_compiled_wheel_with_the_extras_compose_runs() -> None:
@@ -236,13 +238,10 @@ def _mounted_config(service: str) -> dict[str, Any]:
     return loaded
 
 
-def _grpc_port(config: dict[str, Any]) -> int:
-    return int(config["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"].rsplit(":", 1)[1])
-
-
-def test_load_balancer_routes_by_conversation_id_to_one_relay_per_replica() -> None:
+def test_load_balancer_routes_by_conversation_id_to_every_replica_over_grpc() -> None:
     """Every attribute FactLedger reads a conversation id from, in the same order: the
-    replicas join per-call traces by the id the routing kept together."""
+    replicas join per-call traces by the id the routing kept together. The exporter
+    speaks OTLP/gRPC to each replica's own gRPC port, with the Collector's ingest token."""
     config = _mounted_config("otel-collector")
     exporter = config["exporters"]["load_balancing"]
     assert exporter["routing_key"] == "attributes"
@@ -252,16 +251,24 @@ def test_load_balancer_routes_by_conversation_id_to_one_relay_per_replica() -> N
     assert tuple(int(part) for part in tag.split(".")) >= ATTRIBUTE_ROUTING_SINCE
     replicas = []
     for hostname in exporter["resolver"]["static"]["hostnames"]:
-        relay, port = hostname.rsplit(":", 1)
-        assert "scale" in SERVICES[relay]["profiles"]
-        relay_config = _mounted_config(relay)
-        assert int(port) == _grpc_port(relay_config)
-        assert relay_config["exporters"]["otlphttp"]["endpoint"] == "${env:FACTLEDGER_ENDPOINT}"
-        target = urlsplit(_env(relay)["FACTLEDGER_ENDPOINT"])
-        assert target.hostname in FACTLEDGER_SERVICES and target.port == DEFAULT_PORT
-        assert "scale" in SERVICES[target.hostname or ""]["profiles"]
-        replicas.append(target.hostname)
+        replica, port = hostname.rsplit(":", 1)
+        assert replica in FACTLEDGER_SERVICES and "scale" in SERVICES[replica]["profiles"]
+        args = _parser().parse_args(SERVICES[replica]["command"])
+        grpc_port = ServiceSettings.from_env(_env(replica), grpc_port=args.grpc_port).grpc_port
+        assert int(port) == grpc_port
+        replicas.append(replica)
     assert sorted(replicas) == ["factledger-1", "factledger-2"]
+    headers = exporter["protocol"]["otlp"]["headers"]
+    assert headers == {"authorization": "Bearer ${env:FACTLEDGER_COLLECTOR_TOKEN}"}
+    assert "FACTLEDGER_COLLECTOR_TOKEN" in SERVICES["otel-collector"]["environment"]
+    assert set(SERVICES["otel-collector"]["depends_on"]) == set(replicas)
+
+
+def test_no_two_services_publish_one_host_port() -> None:
+    published = [
+        str(p).rsplit(":", 1)[0] for service in SERVICES.values() for p in service.get("ports", [])
+    ]
+    assert len(published) == len(set(published)), published
 
 
 def test_exactly_one_service_per_deployment_runs_the_alert_loop() -> None:

@@ -138,17 +138,20 @@ def test_every_declared_family_is_on_the_first_scrape_with_help_and_type() -> No
     for family in CATALOGUE:
         assert f"# HELP {family.name} {family.help}\n# TYPE {family.name} {family.type}\n" in text
     assert "factledger_turns_failed_total 0\n" in text
-    assert 'factledger_requests_refused_total{reason="wal_unavailable"} 0\n' in text
+    for transport in ("grpc", "http"):
+        labels = f'reason="wal_unavailable",transport="{transport}"'
+        assert f"factledger_requests_refused_total{{{labels}}} 0\n" in text
     assert 'factledger_rows_dropped_total{reason="unstorable",table="findings"} 0\n' in text
     assert 'factledger_verdict_delay_seconds_bucket{le="+Inf"} 0\n' in text
 
 
 def test_a_counted_series_replaces_its_zero() -> None:
     metrics = Metrics()
-    metrics.inc("factledger_requests_refused_total", 2, reason="queue_full")
+    metrics.inc("factledger_requests_refused_total", 2, reason="queue_full", transport="grpc")
     text = metrics.render()
-    assert 'factledger_requests_refused_total{reason="queue_full"} 2\n' in text
-    assert 'factledger_requests_refused_total{reason="queue_full"} 0' not in text
+    assert 'factledger_requests_refused_total{reason="queue_full",transport="grpc"} 2\n' in text
+    assert 'factledger_requests_refused_total{reason="queue_full",transport="grpc"} 0' not in text
+    assert 'factledger_requests_refused_total{reason="queue_full",transport="http"} 0\n' in text
 
 
 def test_gauges_read_elsewhere_merge_under_one_help_line() -> None:

@@ -1,4 +1,5 @@
-"""Every refusal class declares its outcome, and the one OTLP/HTTP mapping answers by it.
+"""Every refusal class declares its outcome, and the OTLP/HTTP and OTLP/gRPC mappings each
+answer by it.
 
 The classes are found by walking `Refusal`'s subclasses once every collector module is
 imported, so a class added anywhere without an outcome of its own fails here.
@@ -12,14 +13,23 @@ import pkgutil
 import re
 from pathlib import Path
 
+import grpc
 import pytest
+from google.rpc.error_details_pb2 import RetryInfo  # type: ignore[import-untyped]
+from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
 
 import factledger.collector
 from factledger.collector import otlp
+from factledger.collector.ingest.refusal_grpc import (
+    RETRY_INFO_KEY,
+    STATUS_DETAILS_KEY,
+    answer,
+)
 from factledger.collector.ingest.refusal_http import RETRY_AFTER_SECONDS, refused
 from factledger.collector.metric_catalogue import CATALOGUE
 from factledger.collector.metrics import Metrics
 from factledger.collector.refusals import (
+    RETRY_DELAY_SECONDS,
     RETRYABLE_GRPC,
     RETRYABLE_HTTP,
     Refusal,
@@ -100,8 +110,68 @@ def test_the_http_answer_is_read_off_the_outcome(cls: type[Refusal], media: str)
         assert response.headers["retry-after"] == str(RETRY_AFTER_SECONDS)
     assert (response.headers.get("connection") == "close") is closes
     assert (response.headers.get("www-authenticate") == "Bearer") is (status == 401)
-    assert metrics.value("factledger_requests_refused_total", reason=reason) == 1
+    assert metrics.value("factledger_requests_refused_total", reason=reason, transport="http") == 1
     assert metrics.total("factledger_requests_refused_total") == 1
+
+
+# What each refusal answers over OTLP/gRPC: the status code, and whether RetryInfo says
+# the sender may send it again (the OTLP specification's "Failures" and "Throttling").
+GRPC_ANSWERED = {
+    "Unauthenticated": (grpc.StatusCode.UNAUTHENTICATED, False),
+    "OtlpDecodeError": (grpc.StatusCode.INVALID_ARGUMENT, False),
+    "UnsupportedMediaType": (grpc.StatusCode.INVALID_ARGUMENT, False),
+    "UnsupportedEncoding": (grpc.StatusCode.INVALID_ARGUMENT, False),
+    "PayloadTooLarge": (grpc.StatusCode.RESOURCE_EXHAUSTED, False),
+    "RequestTooLarge": (grpc.StatusCode.RESOURCE_EXHAUSTED, False),
+    "BodyTimeout": (grpc.StatusCode.DEADLINE_EXCEEDED, True),
+    "BodiesInFlight": (grpc.StatusCode.UNAVAILABLE, True),
+    "PipelineFull": (grpc.StatusCode.UNAVAILABLE, True),
+    "PipelineClosed": (grpc.StatusCode.UNAVAILABLE, True),
+    "StoreUnavailable": (grpc.StatusCode.UNAVAILABLE, True),
+    "WalUnavailable": (grpc.StatusCode.UNAVAILABLE, True),
+}
+
+
+@pytest.mark.parametrize("cls", CONCRETE, ids=lambda cls: cls.__name__)
+def test_the_grpc_answer_is_read_off_the_outcome(cls: type[Refusal]) -> None:
+    """The code and message, a `google.rpc.Status` in the rich-error trailer, and RetryInfo
+    (in that Status and on its own, where the Python exporter reads it) exactly when the
+    refusal is retryable."""
+    code, retry = GRPC_ANSWERED[cls.__name__]
+    refusal = _instance(cls)
+    answered = answer(refusal)
+    assert answered.code == code
+    assert answered.code.value[0] == cls.outcome.grpc_status.value
+    assert answered.details == refusal.client_message
+    trailers = dict(answered.trailing_metadata)
+    assert len(trailers) == len(answered.trailing_metadata), "a trailer sent twice"
+    status = Status.FromString(trailers[STATUS_DETAILS_KEY])
+    assert (status.code, status.message) == (code.value[0], refusal.client_message)
+    assert (RETRY_INFO_KEY in trailers) is retry
+    assert len(status.details) == (1 if retry else 0)
+    if retry:
+        packed = RetryInfo()
+        assert status.details[0].Unpack(packed)
+        alone = RetryInfo.FromString(trailers[RETRY_INFO_KEY])
+        assert packed == alone
+        assert alone.retry_delay.ToTimedelta().total_seconds() == RETRY_DELAY_SECONDS
+    assert set(trailers) <= {STATUS_DETAILS_KEY, RETRY_INFO_KEY}
+    assert all(key.endswith("-bin") and isinstance(v, bytes) for key, v in trailers.items())
+
+
+def test_resource_exhausted_is_never_sent_with_retry_info() -> None:
+    """OTLP clients retry RESOURCE_EXHAUSTED only with RetryInfo: a request too large for
+    any retry must not carry it, or an exporter would send it again and again."""
+    exhausted = [
+        cls for cls in CONCRETE if answer(_instance(cls)).code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    ]
+    assert exhausted
+    for cls in exhausted:
+        assert RETRY_INFO_KEY not in dict(answer(_instance(cls)).trailing_metadata)
+
+
+def test_every_refusal_answered_over_grpc_is_in_the_table() -> None:
+    assert {cls.__name__ for cls in CONCRETE} == set(GRPC_ANSWERED)
 
 
 def test_every_refusal_answered_before_is_still_a_class() -> None:

@@ -1,8 +1,10 @@
-"""The service: one FastAPI app wiring receiver, pipeline, query API and metrics.
+"""The service: one FastAPI app wiring receivers, pipeline, query API and metrics.
 
 Everything long-lived is created in the lifespan and torn down there, in reverse order:
-store, write-ahead log, pipeline (which replays the log before it reports ready). The data
-directory is made private (0700) first: it holds raw requests (collector/private_dirs.py).
+store, write-ahead log, pipeline (which replays the log before it reports ready), the
+OTLP/gRPC receiver on its own port (`collector.ingest.grpc_receiver`, on this app's event
+loop; it stops taking calls before the pipeline stops). The data directory is made
+private (0700) first: it holds raw requests (collector/private_dirs.py).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from factledger.collector.api.text_fields import validation_error
 from factledger.collector.export.labels import LabelExport
 from factledger.collector.export.outbox import Outbox
 from factledger.collector.export.targets import build_targets
-from factledger.collector.ingest.receiver import bodies_in_flight
+from factledger.collector.ingest.grpc_receiver import GrpcReceiver
+from factledger.collector.ingest.in_flight import InFlightBytes
 from factledger.collector.ingest.receiver import router as receiver_router
 from factledger.collector.ingest.wal import WriteAheadLog
 from factledger.collector.metrics import Metrics
@@ -84,7 +87,8 @@ def create_app(
             else ValidationSettings()
         )
         metrics = Metrics()
-        metrics.gauge("factledger_bodies_in_flight_bytes", lambda: bodies_in_flight(app))
+        bodies = InFlightBytes(settings.max_bodies_in_flight_bytes)
+        metrics.gauge("factledger_bodies_in_flight_bytes", lambda: bodies.held)
         log_file = wal or WriteAheadLog(
             settings.wal_dir, segment_seconds=settings.wal_segment_seconds
         )
@@ -117,7 +121,8 @@ def create_app(
             dashboard_url=exporting.dashboard_url,
         )
         pipeline.start()
-        app.state.service = Service(settings, opened, pipeline, metrics)
+        service = app.state.service = Service(settings, opened, pipeline, metrics, bodies)
+        grpc_receiver = GrpcReceiver(service)
         alert_config = load_alert_config(settings.alerts_file)
         loops = _alert_loops(settings, opened, alert_config, metrics)
         for loop in loops.values():
@@ -128,6 +133,8 @@ def create_app(
         log.info(
             "factledger serving on %s:%d, store %s", settings.host, settings.port, settings.dsn
         )
+        if not settings.otlp_http:
+            log.info("OTLP/HTTP is off (FACTLEDGER_OTLP_HTTP_ENABLED=false): gRPC only")
         verification = settings.verification
         verifying = verification.enabled and verification.sources
         # The settings file is read once here: say what it switched on, or nothing shows it.
@@ -142,8 +149,11 @@ def create_app(
         if exposed:
             log.warning(exposed)
         try:
+            if settings.grpc_port:
+                await grpc_receiver.start()
             yield
         finally:
+            await grpc_receiver.shutdown()
             for loop in loops.values():
                 loop.shutdown()
             pipeline.shutdown()
@@ -186,7 +196,8 @@ def create_app(
         """Anything unforeseen: a fixed 500 body; the server logs the traceback."""
         return JSONResponse(ErrorBody(detail=_INTERNAL).model_dump(), status_code=500)
 
-    app.include_router(receiver_router, responses=RECEIVER_RESPONSES)
+    if settings.otlp_http:
+        app.include_router(receiver_router, responses=RECEIVER_RESPONSES)
     # Every query route needs a read token once read tokens are configured, including
     # any route that does not ask for a tenant.
     readers = [Depends(read_scope)]

@@ -28,6 +28,11 @@ from factledger.processors.verification.base import VerificationOutcome
 
 FamilyType = Literal["counter", "gauge", "histogram"]
 
+Transport = Literal["http", "grpc"]
+"""How an export request came in (OTLP/HTTP or OTLP/gRPC): the `transport` label of the
+receivers' counters."""
+TRANSPORTS: tuple[Transport, ...] = ("grpc", "http")
+
 
 @dataclass(frozen=True)
 class Family:
@@ -95,7 +100,13 @@ _TABLES = ("spans", "turns", "findings", "verifications", "snapshots", "turn_evi
 CATALOGUE = Catalogue(
     [
         # --- ingest --------------------------------------------------------------------
-        Family("factledger_spans_received_total", "counter", "Spans accepted by the receiver."),
+        Family(
+            "factledger_spans_received_total",
+            "counter",
+            "Spans accepted by the receivers, by transport (http: OTLP/HTTP, grpc: OTLP/gRPC).",
+            ("transport",),
+            {"transport": TRANSPORTS},
+        ),
         Family("factledger_spans_stored_total", "counter", "Spans written to the store."),
         Family(
             "factledger_spans_dropped_total",
@@ -120,10 +131,11 @@ CATALOGUE = Catalogue(
         Family(
             "factledger_requests_refused_total",
             "counter",
-            "Export requests refused whole (4xx, or 503 with Retry-After), by reason: the"
-            " HTTP status for a bad request, else why the service could not take it.",
-            ("reason",),
-            {"reason": _reasons(*refusal_classes())},
+            "Export requests refused whole (4xx, or 503 with Retry-After; over gRPC the"
+            " matching status), by reason (the HTTP status for a bad request, else why the"
+            " service could not take it) and transport.",
+            ("reason", "transport"),
+            {"reason": _reasons(*refusal_classes()), "transport": TRANSPORTS},
         ),
         Family(
             "factledger_bodies_in_flight_bytes",

@@ -239,6 +239,11 @@ class Pipeline:
         alive = all(thread.is_alive() for thread in self._threads)
         return self._ready.is_set() and not self._closed and alive and self._judging.alive
 
+    @property
+    def closed(self) -> bool:
+        """`shutdown` has begun: requests are refused as `PipelineClosed`."""
+        return self._closed
+
     def has_capacity(self, request_bytes: int = 0) -> bool:
         """Room in the backlog for a request of `request_bytes` (0: size unknown), asked
         before its body is read, so that a request refused for room is never decoded."""
@@ -276,7 +281,6 @@ class Pipeline:
             )
             raise
         self._writer.put(Batch(seq, tuple(spans), len(body)))
-        self._metrics.inc("factledger_spans_received_total", len(spans))
         return seq
 
     # --- lifecycle --------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Every way an export request is refused whole, each class declaring its outcome once.
 
-A `Refusal` is raised where the refusal is decided (the receiver's checks, the OTLP edge,
-the pipeline, the write-ahead log) and answered in one place (`collector.ingest.refusal_http`;
-a gRPC receiver would read the same `Outcome`). Its `Outcome` says whether the sender
-should send the request again, the HTTP status, the gRPC status (also the
+A `Refusal` is raised where the refusal is decided (the receivers' checks in
+`collector.ingest.intake`, the OTLP edge, the pipeline, the write-ahead log) and answered
+in one place per transport (`collector.ingest.refusal_http`,
+`collector.ingest.refusal_grpc`), both reading the same `Outcome`. It says whether the
+sender should send the request again, the HTTP status, the gRPC status (also the
 `google.rpc.Status` code of the HTTP error body), and the `reason` label of
 `factledger_requests_refused_total`:
 
@@ -23,7 +24,8 @@ should send the request again, the HTTP status, the gRPC status (also the
 | WalUnavailable | yes | 503 | UNAVAILABLE | wal_unavailable |
 
 RESOURCE_EXHAUSTED is permanent here: OTLP clients retry it only when the status carries
-`RetryInfo`, which is sent with retryable refusals alone. Nothing in this module does I/O
+`RetryInfo`, which is sent with retryable refusals alone (asking for
+`RETRY_DELAY_SECONDS`, as HTTP's `Retry-After` does). Nothing in this module does I/O
 or imports the rest of the collector, so the OTLP edge, the write-ahead log and the
 metric catalogue can all import it.
 """
@@ -73,6 +75,10 @@ RETRYABLE_GRPC = frozenset(
 )
 """The codes an OTLP/gRPC client retries (OTLP specification, "Failures"); it retries
 RESOURCE_EXHAUSTED as well when the status carries RetryInfo."""
+
+RETRY_DELAY_SECONDS = 2
+"""How long a retryable refusal asks the sender to wait: HTTP's `Retry-After`, gRPC's
+`RetryInfo.retry_delay`."""
 
 RETRYABLE_HTTP = frozenset({429, 502, 503, 504})
 """The statuses an OTLP/HTTP client retries; every other 4xx and 5xx is permanent."""

@@ -15,6 +15,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from factledger.collector.ingest.base import Ingest
+from factledger.collector.ingest.in_flight import InFlightBytes
 from factledger.collector.metrics import Metrics
 from factledger.collector.pipeline import Pipeline
 from factledger.collector.settings import ServiceSettings
@@ -29,6 +30,9 @@ class Service:
     store: Store
     pipeline: Pipeline
     metrics: Metrics
+    bodies: InFlightBytes
+    """The bytes of request bodies held at once, shared by every transport (they run on
+    the one event loop, as `InFlightBytes` requires)."""
 
 
 def service_of(request: Request) -> Service:

@@ -15,13 +15,20 @@ frozen object. A bad value fails at start-up and names the variable.
 | FACTLEDGER_REDACTION | (none) | redaction TOML (docs/redaction.md); none: built-in secrets |
 | FACTLEDGER_CLUSTER | (none) | ClickHouse cluster name: replicated + distributed tables |
 | FACTLEDGER_ALERTS_ENABLED | true | run the alert loop (one replica per deployment should) |
-| FACTLEDGER_MAX_BODY_BYTES | 67108864 | decompressed request size limit (413 above) |
+| FACTLEDGER_GRPC_PORT | 4317 | OTLP/gRPC port, on the HTTP port's host; 0: no gRPC |
+| FACTLEDGER_OTLP_HTTP_ENABLED | true | `false`: /v1/traces and /v1/logs are gone (404) |
+| FACTLEDGER_MAX_BODY_BYTES | 67108864 | decompressed request (and gRPC message) size limit |
 | FACTLEDGER_MAX_API_BODY_BYTES | 1048576 | request size limit of the query API (413 above) |
 | FACTLEDGER_MAX_BODIES_IN_FLIGHT_BYTES | 67108864 | body bytes in flight, fair shares (503) |
 | FACTLEDGER_HEADER_TIMEOUT_SECONDS | 10 | headers slower than this: the connection closes |
 | FACTLEDGER_BODY_TIMEOUT_SECONDS | 60 | a request body not read within this is answered 408 |
 | FACTLEDGER_IDLE_TIMEOUT_SECONDS | 5 | an idle keep-alive connection closes after this |
 | FACTLEDGER_MAX_CONNECTIONS | 1000 | requests at once (503 above, health aside); idle shed |
+| FACTLEDGER_GRPC_MAX_CONNECTIONS | 1000 | open gRPC connections; more are refused at connect |
+| FACTLEDGER_GRPC_MAX_STREAMS | 100 | calls at once per gRPC connection (more wait) |
+| FACTLEDGER_GRPC_KEEPALIVE_SECONDS | 60 | a quiet gRPC connection is pinged after this |
+| FACTLEDGER_GRPC_KEEPALIVE_TIMEOUT_SECONDS | 20 | an unanswered ping closes it after this |
+| FACTLEDGER_GRPC_IDLE_SECONDS | 300 | a gRPC connection without calls closes after this |
 | FACTLEDGER_GRACE_SECONDS | 2 | quiet time after a turn's root ends before it is judged |
 | FACTLEDGER_MAX_WAIT_SECONDS | 60 | a turn is judged at the latest this long after it opened |
 | FACTLEDGER_QUEUE_SPANS | 50000 | spans held, not stored or judged (503 over; 413 a request over) |
@@ -43,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from factledger.collector.access import AccessConfig, check_query_access
-from factledger.collector.address import DEFAULT_HOST, DEFAULT_PORT
+from factledger.collector.address import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 from factledger.collector.export.settings import ExportSettings
 from factledger.collector.export.targets import build_targets
 from factledger.collector.ingest.wal import SEGMENT_SECONDS
@@ -51,7 +58,13 @@ from factledger.collector.redaction import Redactor
 from factledger.processors.errors import ConfigError
 from factledger.verifiers.settings import VerificationSettings
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MAX_JUDGE_WORKERS", "ServiceSettings"]
+__all__ = [
+    "DEFAULT_GRPC_PORT",
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "MAX_JUDGE_WORKERS",
+    "ServiceSettings",
+]
 MAX_JUDGE_WORKERS = 64
 """Each judge worker is a process of its own (about 170 MiB): more is a typo, not a plan."""
 
@@ -60,6 +73,13 @@ MAX_JUDGE_WORKERS = 64
 class ServiceSettings:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
+    grpc_port: int = 0
+    """The OTLP/gRPC receiver's port (`collector.ingest.grpc_receiver`); 0: none. From
+    the environment (`factledger serve` and `up`) it is DEFAULT_GRPC_PORT unless set; a
+    `ServiceSettings` built in code (tests, embedding) listens on one port only unless
+    it asks for a second."""
+    otlp_http: bool = True
+    """Whether the HTTP port takes OTLP (/v1/traces, /v1/logs) besides the query API."""
     data_dir: Path = Path(".factledger")
     store_dsn: str = ""
     database: str = "factledger"
@@ -83,6 +103,14 @@ class ServiceSettings:
     body_timeout_seconds: float = 60.0
     idle_timeout_seconds: float = 5.0
     max_connections: int = 1000
+    grpc_max_connections: int = 1000
+    """gRPC connections open at once (`grpc.max_allowed_incoming_connections`)."""
+    grpc_max_streams: int = 100
+    """Calls at once on one gRPC connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS): a
+    client with more queues them, nothing is refused."""
+    grpc_keepalive_seconds: float = 60.0
+    grpc_keepalive_timeout_seconds: float = 20.0
+    grpc_idle_seconds: float = 300.0
     grace_seconds: float = 2.0
     max_wait_seconds: float = 60.0
     queue_spans: int = 50_000
@@ -134,6 +162,8 @@ class ServiceSettings:
             redactor=Redactor.load(_path(env, "FACTLEDGER_REDACTION")),
             cluster=_identifier(env, "FACTLEDGER_CLUSTER", ""),
             alerts_enabled=_flag(env, "FACTLEDGER_ALERTS_ENABLED", True),
+            grpc_port=_port(env, "FACTLEDGER_GRPC_PORT", DEFAULT_GRPC_PORT),
+            otlp_http=_flag(env, "FACTLEDGER_OTLP_HTTP_ENABLED", True),
             max_body_bytes=_number(env, "FACTLEDGER_MAX_BODY_BYTES", 64 * 1024 * 1024, int),
             max_api_body_bytes=_number(env, "FACTLEDGER_MAX_API_BODY_BYTES", 1024 * 1024, int),
             max_bodies_in_flight_bytes=_number(
@@ -143,6 +173,13 @@ class ServiceSettings:
             body_timeout_seconds=_number(env, "FACTLEDGER_BODY_TIMEOUT_SECONDS", 60.0, float),
             idle_timeout_seconds=_number(env, "FACTLEDGER_IDLE_TIMEOUT_SECONDS", 5.0, float),
             max_connections=_number(env, "FACTLEDGER_MAX_CONNECTIONS", 1000, int),
+            grpc_max_connections=_number(env, "FACTLEDGER_GRPC_MAX_CONNECTIONS", 1000, int),
+            grpc_max_streams=_number(env, "FACTLEDGER_GRPC_MAX_STREAMS", 100, int),
+            grpc_keepalive_seconds=_number(env, "FACTLEDGER_GRPC_KEEPALIVE_SECONDS", 60.0, float),
+            grpc_keepalive_timeout_seconds=_number(
+                env, "FACTLEDGER_GRPC_KEEPALIVE_TIMEOUT_SECONDS", 20.0, float
+            ),
+            grpc_idle_seconds=_number(env, "FACTLEDGER_GRPC_IDLE_SECONDS", 300.0, float),
             grace_seconds=_number(env, "FACTLEDGER_GRACE_SECONDS", 2.0, float),
             max_wait_seconds=_number(env, "FACTLEDGER_MAX_WAIT_SECONDS", 60.0, float),
             queue_spans=_number(env, "FACTLEDGER_QUEUE_SPANS", 50_000, int),
@@ -186,6 +223,14 @@ class ServiceSettings:
             )
         if not 0 < settings.port < 65536:
             raise ConfigError(f"--port must be between 1 and 65535, not {settings.port}")
+        if not 0 <= settings.grpc_port < 65536:
+            raise ConfigError(
+                f"--grpc-port must be between 0 (no gRPC) and 65535, not {settings.grpc_port}"
+            )
+        if settings.grpc_port == settings.port:
+            raise ConfigError(
+                f"--grpc-port and --port are both {settings.port}: gRPC needs a port of its own"
+            )
         return settings
 
 
@@ -200,6 +245,16 @@ def _number(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
     if value <= 0:
         raise ConfigError(f"{name} must be positive, not {raw!r}")
     return value
+
+
+def _port(env: Mapping[str, str], name: str, default: int) -> int:
+    """A port number where 0 means "none" (the gRPC receiver is then not started)."""
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or int(raw) > 65535:
+        raise ConfigError(f"{name} must be a port between 0 (none) and 65535, not {raw!r}")
+    return int(raw)
 
 
 def _identifier(env: Mapping[str, str], name: str, default: str) -> str:

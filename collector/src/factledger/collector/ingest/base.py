@@ -1,6 +1,6 @@
 """The seam the receiver sees: `Ingest`, and the refusals its `submit` raises.
 
-A route asks `store_writable` and `has_capacity` before it reads a body, hands the
+A receiver asks `closed`, `store_writable` and `has_capacity` before it reads a body, hands the
 decoded spans to `submit`, and answers what `submit` raised with the outcome its class
 declares (`collector.refusals`). Refusals are not drops: nothing of a refused request was
 acknowledged.
@@ -33,6 +33,11 @@ class Ingest(Protocol):
     @property
     def ready(self) -> bool:
         """Started, not closing, and every stage running (False while one restarts)."""
+        ...
+
+    @property
+    def closed(self) -> bool:
+        """Shutting down: no request is taken any more (`PipelineClosed`)."""
         ...
 
     @property
