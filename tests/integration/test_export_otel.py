@@ -209,3 +209,24 @@ def test_a_human_label_is_exported_as_a_verdict(
         assert (event.trace_id, event.span_id) == (f"{3:032x}", ids[3])
         assert event.attributes["gen_ai.evaluation.score.label"] == "pass"
         assert event.attributes["factledger.verdict_version"] == 1  # the version it judges
+
+
+def test_what_leaves_is_redacted_as_what_is_stored(
+    store: Store, tmp_path: Path, sink: LogsSink
+) -> None:
+    """A GitHub token in the reply is a fabricated identifier (no tool returned it): its
+    finding quotes it, and what is exported quotes it only as stored, redacted."""
+    secret = "ghp_" + "A1b2" * 9
+    reply = f"The token {secret} was rotated in commit {SHA}."
+    with served_app(_settings(tmp_path, sink.url), store) as url:
+        body, _ = turn_request(7, hallucinate=False, reply=reply)
+        _post(url, body)
+        events = sink.wait_for(2)
+        assert _verdict_events(events)[0].attributes["gen_ai.evaluation.score.label"] == "reject"
+        turn_id = httpx.get(f"{url}/api/v1/turns").json()["turns"][0]["turn_id"]
+        findings = httpx.get(f"{url}/api/v1/turns/{turn_id}").json()["findings"]
+        tokens = [f["token"] for f in findings if f["kind"] == "fabricated_identifier"]
+        assert len(tokens) == 2 and SHA in tokens  # the token's finding is there, redacted
+        sent = json.dumps([e.attributes for e in sink.received()], default=str)
+        assert SHA in sent
+        assert "A1b2A1b2" not in sent
