@@ -506,6 +506,8 @@ def test_list_turns_row_shape(store: Store) -> None:
         "version": 1,
         "why": "fabricated_identifier seen",
         "clock_skew_seconds": None,
+        # The reply around its first flagged token: the whole short reply here.
+        "flagged_preview": "reply of t1",
     }
 
 
