@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -563,6 +564,9 @@ def test_the_receiver_stops_once_and_may_be_stopped_before_it_started(tmp_path: 
         await receiver.shutdown(0)
         await receiver.shutdown(0)
 
-    asyncio.run(cycle())
+    # A loop of its own in a thread of its own: in one pytest run the browser tests leave
+    # a running loop on the main thread, where `asyncio.run` refuses to start.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, cycle()).result(timeout=60)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", settings.grpc_port))
