@@ -226,9 +226,17 @@ def reddish(rgb: tuple[int, int, int]) -> bool:
 
 
 def grid_cells(page: Page, column: int) -> list[str]:
-    """The texts of a column of the Turns grid's accessible table (0: row selector)."""
+    """The texts of a column of the Turns grid's accessible table (0: row selector).
+
+    Read in one pass in the page: the grid re-renders when a page changes, so counting
+    the rows and then reading them one by one can ask for a row that has just gone."""
     rows = page.locator('[data-testid="stDataFrame"] table tbody tr')
-    return [rows.nth(i).locator("td").nth(column).inner_text().strip() for i in range(rows.count())]
+    texts = rows.evaluate_all(
+        "(rows, column) => rows.map("
+        " r => (r.querySelectorAll('td')[column]?.innerText ?? '').trim())",
+        column,
+    )
+    return [str(text) for text in texts]
 
 
 def header_index(page: Page, name: str) -> int:
