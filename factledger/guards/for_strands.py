@@ -10,13 +10,13 @@ The hook reads the turn from the agent's own history (`agent.messages`: the user
 request, the assistant's `toolUse` blocks, the `toolResult` blocks with their `status`,
 and the nudges already sent, which stay there as user messages that start with the
 nudge marker) and the reply under test, the model's message of this call. A retry is
-what Strands' own steering does with a `Guide`: `retry = True` drops the reply from the
-history, and the nudge, appended to `agent.messages`, is what the model reads next. A
+what Strands' own steering does with a `Guide`: `retry = True` drops the reply, and the
+nudge, appended to `agent.messages` as a user message, is what the model reads next. A
 reply that passes is left as it is; a footnoted one replaces the text of the model's
 message, which Strands then adds to the history and returns as the run's result
 (`AgentResult.message`); with `on_exhausted="raise"`, Strands' `EventLoopException` (the
-error of a failed event-loop step, what `Agent.__call__` raises for one) is raised,
-its `original_exception` the guard's `GuardExhausted`.
+error of a failed event-loop step, what `Agent.__call__` raises for one) is raised, its
+`original_exception` the guard's `GuardExhausted`.
 
 `agent(...)`, `invoke_async` and `stream_async` run the same event loop, so all three
 are checked. Streamed: the rejected reply's text events have already been sent when the
@@ -36,7 +36,7 @@ from strands.hooks import AfterModelCallEvent, HookProvider, HookRegistry
 from strands.types.exceptions import EventLoopException
 
 from factledger.guards import telemetry
-from factledger.guards.policy import Decision, GuardOptions, GuardPolicy
+from factledger.guards.policy import Decision, GuardOptions, GuardPolicy, as_sent, marked
 
 _REPLY_STOPS = frozenset({"end_turn", "stop_sequence"})
 """Stop reasons of a model call that answers the user (`tool_use` asks for tools;
@@ -72,6 +72,9 @@ class FactLedgerGuard(HookProvider):
         decision = await _decide(self.policy, transcript_of(agent.messages, reply_of(message)))
         telemetry.record(decision)
         if decision.action == "nudge":
+            # As Strands' own steering handler applies a `Guide`: the nudge a user message
+            # of its own (for a Bedrock model that rejects a user turn after a tool-result
+            # turn, Strands' BedrockModel separates the two), the reply dropped by the retry.
             agent.messages.append({"role": "user", "content": [{"text": decision.nudge or ""}]})
             event.retry = True
         elif decision.action == "raise":
@@ -119,22 +122,25 @@ def transcript_of(messages: Sequence[Mapping[str, Any]], reply: str) -> dict[str
     """Strands' messages (Bedrock Converse content blocks) as an OpenAI-style transcript
     ending in `reply`: text as user and assistant messages, `toolUse` blocks as the
     assistant's tool calls, `toolResult` blocks as tool messages (`status: "error"` as
-    `is_error`)."""
+    `is_error`), and each nudge a user message of its own (also one that was joined to
+    the user message before it, as a text block of its own)."""
     out: list[dict[str, Any]] = []
     for message in messages:
         role = message.get("role")
         blocks = [b for b in message.get("content") or [] if isinstance(b, Mapping)]
-        text = "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
+        texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
         if role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": text}
+            entry: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts)}
             calls = [_call(b["toolUse"]) for b in blocks if _is_block(b, "toolUse")]
             if calls:
                 entry["tool_calls"] = calls
             out.append(entry)
         elif role == "user":
             out.extend(_result(b["toolResult"]) for b in blocks if _is_block(b, "toolResult"))
-            if text:
-                out.append({"role": "user", "content": text})
+            said = "\n".join(t for t in texts if not marked(t))
+            if said:
+                out.append({"role": "user", "content": said})
+            out.extend({"role": "user", "content": as_sent(t)} for t in texts if marked(t))
     out.append({"role": "assistant", "content": reply})
     return {"messages": out}
 
