@@ -5,8 +5,8 @@ LLM (Chat Completions), with Strands' own spans (its tracer on the global provid
 Modes (`GUARD_STREAM`): not streamed (`agent(text)`, the model called with
 `stream=False`); `streamed`: `agent.stream_async(text)` with the model's answers
 streamed, the run's result read from the last event's `result`; `async`:
-`await agent.invoke_async(text)`, not streamed. A failing push returns Strands' own
-`ToolResult` with `"status": "error"`.
+`await agent.invoke_async(text)`, not streamed. The tool is the Strands set-up's
+`git_push`: a failing push returns Strands' own `ToolResult` with `"status": "error"`.
 """
 
 from __future__ import annotations
@@ -15,27 +15,13 @@ import asyncio
 import os
 from typing import Any
 
-from strands import Agent, tool
+from strands import Agent
 from strands.agent import AgentResult
 from strands.models.openai import OpenAIModel
 
 from factledger.guards.for_strands import FactLedgerGuard
-from tests.conformance.setups import _common, _guarding
-
-PROMPT = "You are a release engineer. Use git_push to push branches."
-
-
-@tool
-def git_push(repo: str, branch: str) -> dict[str, Any]:
-    """Push a branch of a repository to its remote.
-
-    Args:
-        repo: The repository, as owner/name.
-        branch: The branch to push.
-    """
-    if _common.failure_mode(repo) == "object":
-        return {"status": "error", "content": [{"text": _common.FAILURE_TEXT}]}
-    return _common.push(repo, branch)
+from tests.conformance.setups import _guarding
+from tests.conformance.setups.strands_agent import PROMPT, git_push
 
 
 def main() -> None:
