@@ -64,6 +64,13 @@ GUARD_SETUPS = [
     GuardSetUp("guard-langgraph-node-streamed", "langchain", "guard_langchain",
                exhausted_error="OutputParserException", streams=True,
                extra_env={"GUARD_GRAPH": "1", "GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-strands", "strands", "guard_strands",
+               exhausted_error="EventLoopException"),
+    GuardSetUp("guard-strands-async", "strands", "guard_strands",
+               exhausted_error="EventLoopException", extra_env={"GUARD_STREAM": "async"}),
+    GuardSetUp("guard-strands-streamed", "strands", "guard_strands",
+               exhausted_error="EventLoopException", streams=True,
+               extra_env={"GUARD_STREAM": "streamed"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"
