@@ -33,6 +33,7 @@ SETUPS = {
         {"CONFORMANCE_AGENT": "toolcalling"},
     ),
     "LangChain create_agent (invoke)": ("langchain", "guard_langchain", {}),
+    "Strands Agents (agent(...))": ("strands", "guard_strands", {}),
 }
 BENCH_CASES = ("guard-clean", "guard-fab")
 
