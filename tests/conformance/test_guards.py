@@ -71,6 +71,13 @@ GUARD_SETUPS = [
     GuardSetUp("guard-strands-streamed", "strands", "guard_strands",
                exhausted_error="EventLoopException", streams=True,
                extra_env={"GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-google-adk", "google-adk", "guard_google_adk",
+               exhausted_error="RuntimeError"),
+    GuardSetUp("guard-google-adk-streamed", "google-adk", "guard_google_adk",
+               exhausted_error="RuntimeError", streams=True,
+               extra_env={"GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-google-adk-agent", "google-adk", "guard_google_adk",
+               exhausted_error="RuntimeError", extra_env={"GUARD_HOOK": "agent"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"
