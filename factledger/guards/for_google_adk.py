@@ -25,7 +25,8 @@ Streaming (`RunConfig(streaming_mode=StreamingMode.SSE)`): the partial responses
 checked, the complete one that follows them is; ADK yields the partials before the check,
 so `held(runner.run_async(...))` holds each response's partial events until its complete
 event, and drops them when that event is a nudge. Each decision is recorded on the span
-current in the callback (ADK's `call_llm` span).
+current in the callback: ADK's `invoke_agent` span (or its `call_llm` span, where ADK's
+tracing schema makes one).
 """
 
 from __future__ import annotations

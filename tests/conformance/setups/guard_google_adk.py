@@ -5,9 +5,10 @@ LLM), run by an `InMemoryRunner`, one session per case.
 `GUARD_HOOK` picks where the guard sits: `plugin` (default: `FactLedgerGuard` among the
 runner's plugins) or `agent` (`guard(agent)`: the agent's own model callbacks). Modes
 (`GUARD_STREAM`): not streamed; `streamed`: `RunConfig(streaming_mode=SSE)` and the
-events read through `held`, the final reply taken from the last final response. ADK's
-own OpenTelemetry spans (`invoke_agent`, `call_llm`) go to the global provider, where the
-guard records on the `call_llm` span of each checked response.
+events read through `held`, the final reply taken from the last final response; no
+partial event of a rejected reply may come through (`GUARD_UNHELD=1` reads the runner's
+events as they are, to see that check fail). ADK's own OpenTelemetry spans go to the
+global provider; the guard records on the agent's `invoke_agent` span.
 """
 
 from __future__ import annotations
