@@ -21,6 +21,10 @@ replaces the reply's text, or, with `on_exhausted="raise"`, the runner raises AD
 failed a check: its model-retry plugin raises a `RuntimeError` when its retries are
 spent, and its plugin manager hands on any plugin's error as one, `from` the original).
 
+An agent with an `output_schema` answers in JSON, not with a reply: it passes unchecked.
+`run_live` (bidirectional streaming over a live model connection) is not tested: the
+scripted LLM the adapter is tested against has no live API.
+
 Streaming (`RunConfig(streaming_mode=StreamingMode.SSE)`): the partial responses are not
 checked, the complete one that follows them is; ADK yields the partials before the check,
 so `held(runner.run_async(...))` holds each response's partial events until its complete
@@ -146,6 +150,9 @@ async def guarded_response(
         return None
     reply = _text(content.parts or [])
     if not reply:
+        return None
+    agent = callback_context.get_invocation_context().agent
+    if getattr(agent, "output_schema", None) is not None:  # its JSON output is no reply
         return None
     transcript = transcript_of(callback_context.session.events, reply)
     decision = await _decide(policy, transcript)
