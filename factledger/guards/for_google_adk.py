@@ -60,10 +60,11 @@ from factledger.guards.policy import (
     marked,
 )
 
-AgentT = TypeVar("AgentT", bound=LlmAgent)
+# The guard's own tool (its call carries the nudge, its answer hands it to the model) is
+# named by the processors, which build every turn without its calls.
+from factledger.processors.nudges import GUARD_TOOL
 
-GUARD_TOOL = "factledger_guard"
-"""The guard's own tool: its call carries the nudge, its answer hands it to the model."""
+AgentT = TypeVar("AgentT", bound=LlmAgent)
 
 _FAILED_RESPONSE = "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN"
 """`response_type` of the function response ADK's `ReflectAndRetryToolPlugin` gives for
