@@ -148,7 +148,11 @@ def test_counts_stored_as_text_are_read_and_bad_values_ignored() -> None:
     span = guarded_span("s1", [("reject", "nudge", 10), ("pass", "pass", 20)])
     as_text = replace(
         span,
-        attributes={**span.attributes, "factledger.guard.checks": "2", "factledger.guard.nudges": "1"},
+        attributes={
+            **span.attributes,
+            "factledger.guard.checks": "2",
+            "factledger.guard.nudges": "1",
+        },
     )
     assert guard_activity([as_text]) == GuardActivity(2, 1, "pass", "pass")
     broken = replace(span, attributes={**span.attributes, "factledger.guard.checks": True})
@@ -168,7 +172,9 @@ def test_the_assembled_turn_carries_the_guard_of_all_its_spans() -> None:
         attributes={**guarded_span("x1", [("reject", "nudge", 250)]).attributes, "value": None},
     )
     passed = guarded_span("g1", [("pass", "pass", 350)])
-    agent = replace(agent, attributes={**agent.attributes, **passed.attributes}, events=passed.events)
+    agent = replace(
+        agent, attributes={**agent.attributes, **passed.attributes}, events=passed.events
+    )
     add_all(asm, [*spans[:-1], nudged, agent])
     [done] = asm.due(5.0)
     assert done.turn.guard == GuardActivity(2, 1, "pass", "pass")
