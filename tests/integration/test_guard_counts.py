@@ -5,8 +5,6 @@ chDB), and read back through the query API per model and agent and per turn."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -18,83 +16,20 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.trace import Tracer
 
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
-from factledger.guards import GuardPolicy
-from factledger.guards.policy import Decision
-from factledger.guards.telemetry import record
 from tests.integration.app_server import served_app
-
-REAL = hashlib.sha1(b"acme/shop@main").hexdigest()
-FAKE = hashlib.sha1(b"fabricated:acme/shop@main").hexdigest()
-USER = "Push branch main of acme/shop."
-FABRICATED = f"Pushed main to acme/shop. The new head is commit {FAKE}."
-CORRECT = f"Pushed main to acme/shop: commit {REAL[:12]}."
-FOOTNOTE = GuardPolicy()
-RAISE = GuardPolicy(on_exhausted="raise")
-
-
-def _messages(replies: Sequence[str], user: str = USER) -> list[dict[str, Any]]:
-    """The push and its result, then each reply, the guard's nudge between two replies."""
-    call = {"name": "git_push", "arguments": json.dumps({"repo": "acme/shop", "branch": "main"})}
-    messages: list[dict[str, Any]] = [
-        {"role": "user", "content": user},
-        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": call}]},
-        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"ok": True, "commit": REAL})},
-    ]
-    for reply in replies[:-1]:
-        messages.append({"role": "assistant", "content": reply})
-        nudge = FOOTNOTE.decide({"messages": messages}).nudge
-        assert nudge is not None
-        messages.append({"role": "user", "content": nudge})
-    messages.append({"role": "assistant", "content": replies[-1]})
-    return messages
-
-
-def _decisions(policy: GuardPolicy, replies: Sequence[str], user: str = USER) -> list[Decision]:
-    """The guard's decision on each attempt, as an adapter makes them."""
-    return [
-        policy.decide({"messages": _messages(replies[: i + 1], user)}) for i in range(len(replies))
-    ]
-
-
-def _send_turn(
-    tracer: Tracer,
-    agent: str,
-    model: str,
-    decisions: Sequence[Decision],
-    *,
-    per_step: bool = False,
-) -> str:
-    """One agent run: its chat span with the request and the final reply, each decision
-    recorded on the agent's span, or (`per_step`) on a step span of its own below it;
-    the trace id."""
-    reply = decisions[-1].reply if decisions else CORRECT
-    with tracer.start_as_current_span(f"invoke_agent {agent}") as run:
-        run.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent})
-        with tracer.start_as_current_span(f"chat {model}") as chat:
-            chat.set_attributes(
-                {
-                    "gen_ai.operation.name": "chat",
-                    "gen_ai.request.model": model,
-                    "gen_ai.provider.name": "openai",
-                    "gen_ai.input.messages": json.dumps(
-                        [{"role": "user", "parts": [{"type": "text", "content": USER}]}]
-                    ),
-                    "gen_ai.output.messages": json.dumps(
-                        [{"role": "assistant", "parts": [{"type": "text", "content": reply}]}]
-                    ),
-                }
-            )
-        for attempt in decisions:
-            if per_step:
-                with tracer.start_as_current_span("step"):
-                    record(attempt)
-            else:
-                record(attempt)
-        return format(run.get_span_context().trace_id, "032x")
+from tests.integration.guarded_turns import (
+    CORRECT,
+    FABRICATED,
+    FAKE,
+    FOOTNOTE,
+    RAISE,
+    USER,
+    decisions,
+    send_turn,
+)
 
 
 @pytest.fixture
@@ -122,24 +57,24 @@ def test_guard_counts_per_model_and_agent_and_per_turn(served: str) -> None:
     echo_user = f"{USER} It sits on top of commit {FAKE}."
     try:
         traces = {
-            "corrected": _send_turn(
-                tracer, "release", "gpt-4o", _decisions(FOOTNOTE, [FABRICATED, CORRECT])
+            "corrected": send_turn(
+                tracer, "release", "gpt-4o", decisions(FOOTNOTE, [FABRICATED, CORRECT])
             ),
-            "refused": _send_turn(
+            "refused": send_turn(
                 tracer,
                 "release",
                 "gpt-4o",
-                _decisions(FOOTNOTE, [FABRICATED] * 3),
+                decisions(FOOTNOTE, [FABRICATED] * 3),
                 per_step=True,
             ),
-            "passed": _send_turn(tracer, "release", "gpt-4o", _decisions(FOOTNOTE, [CORRECT])),
-            "footnoted": _send_turn(
-                tracer, "release", "gpt-4o-mini", _decisions(FOOTNOTE, [FABRICATED], echo_user)
+            "passed": send_turn(tracer, "release", "gpt-4o", decisions(FOOTNOTE, [CORRECT])),
+            "footnoted": send_turn(
+                tracer, "release", "gpt-4o-mini", decisions(FOOTNOTE, [FABRICATED], echo_user)
             ),
-            "raised": _send_turn(
-                tracer, "release", "gpt-4o-mini", _decisions(RAISE, [FABRICATED] * 3)
+            "raised": send_turn(
+                tracer, "release", "gpt-4o-mini", decisions(RAISE, [FABRICATED] * 3)
             ),
-            "unguarded": _send_turn(tracer, "release", "gpt-4o-mini", []),
+            "unguarded": send_turn(tracer, "release", "gpt-4o-mini", []),
         }
     finally:
         provider.shutdown()
