@@ -14,7 +14,7 @@ API and the dashboard read the value it gives, never the rule again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -129,14 +129,3 @@ def _count(value: Any) -> int:
 
 def _text(value: Any) -> str:
     return value[:32] if isinstance(value, str) else ""
-
-
-def activity_fields(activity: GuardActivity) -> Mapping[str, Any]:
-    """The activity as the API shows it: `{checks, nudges, outcome, action, result}`."""
-    return {
-        "checks": activity.checks,
-        "nudges": activity.nudges,
-        "outcome": activity.outcome,
-        "action": activity.action,
-        "result": activity.result,
-    }
