@@ -42,6 +42,9 @@ SETUPS = {s.id: s for s in GUARD_SETUPS}
 COUNTED = [
     pytest.param(SETUPS["guard-pydantic-ai"], {**EXPECTED, **RAISED}, id="pydantic-ai"),
     pytest.param(SETUPS["guard-smolagents-toolcalling"], EXPECTED, id="smolagents-toolcalling"),
+    pytest.param(SETUPS["guard-langchain"], {**EXPECTED, **RAISED}, id="langchain"),
+    pytest.param(SETUPS["guard-strands"], {**EXPECTED, **RAISED}, id="strands"),
+    pytest.param(SETUPS["guard-google-adk"], {**EXPECTED, **RAISED}, id="google-adk"),
 ]
 
 
@@ -51,6 +54,9 @@ def _to_service(setup: GuardSetUp, url: str) -> GuardSetUp:
         **setup.extra_env,
         "OTEL_EXPORTER_OTLP_ENDPOINT": url,
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        # The standard switch that puts message content on GenAI spans (Google ADK's
+        # record none without it), as the framework's conformance set-up runs it.
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
     }
     return replace(setup, id=f"{setup.id}-counted", extra_env=env)
 
