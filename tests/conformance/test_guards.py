@@ -64,6 +64,11 @@ GUARD_SETUPS = [
     GuardSetUp("guard-langgraph-node-streamed", "langchain", "guard_langchain",
                exhausted_error="OutputParserException", streams=True,
                extra_env={"GUARD_GRAPH": "1", "GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-crewai", "crewai", "guard_crewai", exhausted_error="Exception"),
+    GuardSetUp("guard-crewai-streamed", "crewai", "guard_crewai", exhausted_error="Exception",
+               streams=True, extra_env={"GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-crewai-async", "crewai", "guard_crewai", exhausted_error="Exception",
+               extra_env={"GUARD_STREAM": "async"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"
