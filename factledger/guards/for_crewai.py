@@ -27,23 +27,29 @@ leaves `raw` as it is (no extra model call); a footnoted reply becomes `raw`.
 
 `guardrail()` is the guardrail function itself, for `Task(guardrail=...)` or a
 `guardrails=[...]` list of one's own (then give the task `guardrail_max_retries` equal
-to `max_nudges`, and call `carry_attempts()` once, before the crew runs). A structured
+to `max_nudges`, and call `carry_attempts(agent)` before the crew runs). A structured
 output (`output_pydantic`, `output_json`) passes untouched. `kickoff`,
 `kickoff_async`/`akickoff` and a streamed crew (`Crew(stream=True)`) run the same
 guardrail. Each decision is recorded on the current span (factledger.guards.telemetry).
+A lone `Agent.kickoff(guardrail=...)` is not guarded: CrewAI re-runs its executor after a
+failed guardrail with the feedback it appended cleared, so the nudge never reaches the
+model.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Unpack
+from typing import Any, Unpack, cast
 
 from crewai import Task
-from crewai.hooks import LLMCallHookContext, register_before_llm_call_hook
+from crewai.hooks import (
+    LLMCallHookContext,
+    get_before_llm_call_hooks,
+    register_before_llm_call_hook,
+)
 from crewai.utilities.i18n import I18N_DEFAULT
 
 from factledger.guards import telemetry
 from factledger.guards.policy import GuardOptions, GuardPolicy, as_sent, marked
 from factledger.processors.assembly.transcript import content_text
-
 
 GUARDRAIL_NAME = "factledger_guard"
 """The guardrail function's name: CrewAI's guardrail events name it by `__name__`."""
@@ -62,7 +68,10 @@ def guardrail(
     # events, and checks its signature: one positional parameter and, when annotated,
     # a real `tuple[bool, Any]` (so this module has no string annotations).
     def factledger_guard(output: Any) -> tuple[bool, Any]:
-        if getattr(output, "pydantic", None) is not None or getattr(output, "json_dict", None):
+        # A task with `output_pydantic` / `output_json` gets its raw text converted after
+        # the guardrails: a structured output is not a reply, and passes untouched.
+        form = getattr(output, "output_format", "raw")
+        if getattr(form, "value", form) != "raw":
             return True, output
         reply = str(getattr(output, "raw", ""))
         decision = chosen.decide(transcript_of(getattr(output, "messages", []), reply))
@@ -89,22 +98,24 @@ def guard(
     chosen = policy or GuardPolicy(**options)
     task.guardrail = guardrail(policy=chosen)
     task.guardrail_max_retries = chosen.max_nudges
-    # The task resolved its guardrail when it was made; assignment does not validate.
-    task.ensure_guardrail_is_callable()
-    carry_attempts()
+    # The task resolved its guardrail when it was made and assignment does not validate:
+    # its own validator resolves it again (typed as pydantic's descriptor, hence the cast).
+    cast(Callable[[], object], task.ensure_guardrail_is_callable)()
+    carry_attempts(*([task.agent] if task.agent is not None else []))
     return task
 
 
-_carrying: list[bool] = []
-
-
-def carry_attempts() -> None:
-    """Register (once per process) the before-LLM-call hook that puts a guarded task's
-    attempt in front of its retry. CrewAI copies global hooks into an agent's executor
-    when it makes it: call this before the agents' first task."""
-    if not _carrying:
+def carry_attempts(*agents: Any) -> None:
+    """Register (once) the global before-LLM-call hook that puts a guarded task's attempt
+    in front of its retry. CrewAI copies global hooks into an agent's executor when it
+    makes it; an executor made before (an agent of `agents` that already ran a task)
+    gets the hook added."""
+    if carry_attempt not in get_before_llm_call_hooks():
         register_before_llm_call_hook(carry_attempt)
-        _carrying.append(True)
+    for agent in agents:
+        hooks = getattr(getattr(agent, "agent_executor", None), "before_llm_call_hooks", None)
+        if isinstance(hooks, list) and carry_attempt not in hooks:
+            hooks.append(carry_attempt)
 
 
 def carry_attempt(context: LLMCallHookContext) -> None:
@@ -147,9 +158,9 @@ def _nudge_of(prompt: str) -> str:
 
 
 def transcript_of(messages: Sequence[Any], reply: str) -> dict[str, Any]:
-    """The executor's messages (`TaskOutput.messages`, `LiteAgentOutput.messages`) as an
-    OpenAI-style transcript ending in `reply` (they are in that shape already, tool
-    results as strings; CrewAI writes a tool that raised as "Error executing tool ...")."""
+    """The executor's messages (`TaskOutput.messages`) as an OpenAI-style transcript
+    ending in `reply` (they are in that shape already, tool results as strings; CrewAI
+    writes a tool that raised as "Error executing tool ...")."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if not isinstance(message, Mapping):

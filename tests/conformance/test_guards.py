@@ -69,6 +69,8 @@ GUARD_SETUPS = [
                streams=True, extra_env={"GUARD_STREAM": "streamed"}),
     GuardSetUp("guard-crewai-async", "crewai", "guard_crewai", exhausted_error="Exception",
                extra_env={"GUARD_STREAM": "async"}),
+    GuardSetUp("guard-crewai-reused-agent", "crewai", "guard_crewai",
+               exhausted_error="Exception", extra_env={"GUARD_AGENT": "reused"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"

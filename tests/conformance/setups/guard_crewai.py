@@ -8,7 +8,8 @@ its description), a sequential crew. Modes (`GUARD_STREAM`): not streamed
 the crew too (`Crew(stream=True)`: its chunks iterated, then `.result`); `async`:
 `Crew.akickoff()`, CrewAI's native async path (its tasks' `aexecute_task` and async
 guardrail loop; `kickoff_async` is `kickoff` in a thread). The final output is the
-crew's `raw`.
+crew's `raw`. `GUARD_AGENT=reused`: one agent for every case, which first runs a task
+of its own unguarded (`acme/clean`), so its executor exists before the guard does.
 
 CrewAI's anonymous usage telemetry is switched off with `CREWAI_DISABLE_TELEMETRY` (not
 `OTEL_SDK_DISABLED`, which would switch off the in-memory exporter too).
@@ -47,8 +48,8 @@ def main() -> None:
         stream=mode == "streamed",
     )
 
-    def conversation(case: str, text: str) -> str:
-        engineer = Agent(
+    def engineer_agent() -> Agent:
+        return Agent(
             role="release_engineer",
             goal="Push branches of repositories and report the new head commit.",
             backstory="You run releases with git_push.",
@@ -56,6 +57,18 @@ def main() -> None:
             llm=llm,
             allow_delegation=False,
         )
+
+    reused = engineer_agent() if os.environ.get("GUARD_AGENT") == "reused" else None
+    if reused is not None:
+        warm_up = Task(
+            description="Push branch main of acme/clean.",
+            expected_output=EXPECTED_OUTPUT,
+            agent=reused,
+        )
+        Crew(agents=[reused], tasks=[warm_up]).kickoff()
+
+    def conversation(case: str, text: str) -> str:
+        engineer = reused or engineer_agent()
         task = Task(description=text, expected_output=EXPECTED_OUTPUT, agent=engineer)
         if _guarding.guarded():
             guard(task, **_guarding.options(case))
