@@ -121,21 +121,27 @@ def carry_attempts(*agents: Any) -> None:
 def carry_attempt(context: LLMCallHookContext) -> None:
     """On the first model call of a guarded task's retry, replace the executor's fresh
     messages (system, the task prompt with CrewAI's feedback) by the attempt's messages
-    and the nudge. Any other call is left alone."""
+    and the nudge. Runs on the executor's thread just before the call; any other call,
+    and anything it does not recognise, it leaves as it is."""
     if context.iterations != 0 or not _guarded(getattr(context, "task", None)):
         return
     messages = context.messages
-    prompt = next((m for m in reversed(messages) if m.get("role") == "user"), None)
-    text = content_text(prompt.get("content")) if prompt else ""
+    prompt = next((m for m in reversed(messages) if _role(m) == "user"), None)
+    text = content_text(prompt.get("content")) if isinstance(prompt, Mapping) else ""
     if not marked(text):
         return
-    attempt = [m for m in getattr(context.agent, "last_messages", None) or [] if m]
-    if not any(m.get("role") == "user" for m in attempt):
+    last = getattr(context.agent, "last_messages", None) or []
+    attempt: list[Any] = [m for m in last if isinstance(m, Mapping)]  # LLMMessage dicts
+    if not any(_role(m) == "user" for m in attempt):
         return
-    system = [m for m in messages if m.get("role") == "system"][:1]
-    carried = [*system, *(m for m in attempt if m.get("role") != "system")]
+    system = [m for m in messages if _role(m) == "system"][:1]
+    carried = [*system, *(m for m in attempt if _role(m) != "system")]
     # In place: the executor keeps this list (CrewAI's hook contract).
     messages[:] = [*carried, {"role": "user", "content": _nudge_of(text)}]
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, Mapping) else None
 
 
 def _guarded(task: Any) -> bool:
