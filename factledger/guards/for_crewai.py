@@ -6,6 +6,7 @@ attempt's conversation in front of it.
     task = guard(Task(description="Push branch main of acme/shop.", expected_output="...",
                       agent=engineer))
     result = Crew(agents=[engineer], tasks=[task]).kickoff()   # result.raw: checked
+    output = guard_agent(engineer).kickoff("Push ...")          # a lone agent: output.raw
 
 A guardrail gets the `TaskOutput`: the reply (`raw`) and the agent executor's messages of
 the attempt (`messages`: the task prompt, each tool call with its arguments, each tool's
@@ -31,15 +32,16 @@ to `max_nudges`, and call `carry_attempts(agent)` before the crew runs). A struc
 output (`output_pydantic`, `output_json`) passes untouched. `kickoff`,
 `kickoff_async`/`akickoff` and a streamed crew (`Crew(stream=True)`) run the same
 guardrail. Each decision is recorded on the current span (factledger.guards.telemetry).
-A lone `Agent.kickoff(guardrail=...)` is not guarded: CrewAI re-runs its executor after a
-failed guardrail with the feedback it appended cleared, so the nudge never reaches the
-model.
+A lone agent (`Agent.kickoff()`, no crew) takes the same guardrail through
+`guard_agent(agent)`: CrewAI re-runs its executor after a failed guardrail with the
+feedback it appended cleared, so the guardrail itself keeps the attempt and its nudge
+for the retry's first model call, where the same hook hands them over.
 """
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Unpack, cast
 
-from crewai import Task
+from crewai import Agent, Task
 from crewai.hooks import (
     LLMCallHookContext,
     get_before_llm_call_hooks,
@@ -67,16 +69,22 @@ def guardrail(
     # A function, not a callable object: CrewAI reads a guardrail's source for its
     # events, and checks its signature: one positional parameter and, when annotated,
     # a real `tuple[bool, Any]` (so this module has no string annotations).
+    # A lone agent's retry loses the nudge (see `guard_agent`): the attempt and its nudge
+    # wait here for the retry's first model call, which `carry_attempt` hands them to.
+    pending: list[list[Any]] = []
+
     def factledger_guard(output: Any) -> tuple[bool, Any]:
+        pending.clear()
         # A task with `output_pydantic` / `output_json` gets its raw text converted after
         # the guardrails: a structured output is not a reply, and passes untouched.
         form = getattr(output, "output_format", "raw")
         if getattr(form, "value", form) != "raw":
             return True, output
-        reply = str(getattr(output, "raw", ""))
-        decision = chosen.decide(transcript_of(getattr(output, "messages", []), reply))
+        messages = list(getattr(output, "messages", None) or [])
+        decision = chosen.decide(transcript_of(messages, str(getattr(output, "raw", ""))))
         telemetry.record(decision)
         if decision.action == "nudge":
+            pending.append([*messages, {"role": "user", "content": decision.nudge}])
             return False, decision.nudge
         if decision.action == "raise":
             return False, str(decision.error())
@@ -84,6 +92,7 @@ def guardrail(
 
     factledger_guard.__name__ = GUARDRAIL_NAME
     factledger_guard.policy = chosen  # type: ignore[attr-defined]
+    factledger_guard.pending = pending  # type: ignore[attr-defined]
     return factledger_guard
 
 
@@ -105,6 +114,29 @@ def guard(
     return task
 
 
+def guard_agent(
+    agent: Agent,
+    *,
+    policy: GuardPolicy | None = None,
+    **options: Unpack[GuardOptions],
+) -> Agent:
+    """Make the guard a lone agent's guardrail (`Agent.kickoff()`), with
+    `guardrail_max_retries = max_nudges`; return the agent. Set to raise, CrewAI raises
+    its `ValueError` ("Agent's guardrail failed validation after N retries ...").
+
+    CrewAI appends a failed guardrail's feedback to the executor's messages, then runs
+    the executor again, which starts by clearing them: the model would be asked the same
+    prompt without the nudge. So the guardrail keeps the attempt and its nudge for the
+    retry's first model call, where `carry_attempt` puts them in front of the model (an
+    executor runs one kickoff at a time, CrewAI refuses a second: the one waiting is
+    this agent's)."""
+    chosen = policy or GuardPolicy(**options)
+    agent.guardrail = guardrail(policy=chosen)
+    agent.guardrail_max_retries = chosen.max_nudges
+    carry_attempts(agent)
+    return agent
+
+
 def carry_attempts(*agents: Any) -> None:
     """Register (once) the global before-LLM-call hook that puts a guarded task's attempt
     in front of its retry. CrewAI copies global hooks into an agent's executor when it
@@ -123,7 +155,13 @@ def carry_attempt(context: LLMCallHookContext) -> None:
     messages (system, the task prompt with CrewAI's feedback) by the attempt's messages
     and the nudge. Runs on the executor's thread just before the call; any other call,
     and anything it does not recognise, it leaves as it is."""
-    if context.iterations != 0 or not _guarded(getattr(context, "task", None)):
+    if context.iterations != 0:
+        return
+    task = getattr(context, "task", None)
+    if task is None:
+        _carry_lone(context)
+        return
+    if not _guarded(task):
         return
     messages = context.messages
     prompt = next((m for m in reversed(messages) if _role(m) == "user"), None)
@@ -138,6 +176,17 @@ def carry_attempt(context: LLMCallHookContext) -> None:
     carried = [*system, *(m for m in attempt if _role(m) != "system")]
     # In place: the executor keeps this list (CrewAI's hook contract).
     messages[:] = [*carried, {"role": "user", "content": _nudge_of(text)}]
+
+
+def _carry_lone(context: LLMCallHookContext) -> None:
+    """A lone agent's retry: the attempt and nudge its guardrail keeps, if it keeps one."""
+    chosen = getattr(context.agent, "guardrail", None)
+    pending = getattr(chosen, "pending", None)
+    if getattr(chosen, "__name__", None) != GUARDRAIL_NAME or not pending:
+        return
+    attempt: list[Any] = [m for m in pending.pop() if isinstance(m, Mapping)]
+    system = [m for m in context.messages if _role(m) == "system"][:1]
+    context.messages[:] = [*system, *(m for m in attempt if _role(m) != "system")]
 
 
 def _role(message: Any) -> Any:

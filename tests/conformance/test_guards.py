@@ -71,6 +71,8 @@ GUARD_SETUPS = [
                extra_env={"GUARD_STREAM": "async"}),
     GuardSetUp("guard-crewai-reused-agent", "crewai", "guard_crewai",
                exhausted_error="Exception", extra_env={"GUARD_AGENT": "reused"}),
+    GuardSetUp("guard-crewai-agent-kickoff", "crewai", "guard_crewai",
+               exhausted_error="ValueError", extra_env={"GUARD_AGENT": "kickoff"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"

@@ -10,6 +10,8 @@ the crew too (`Crew(stream=True)`: its chunks iterated, then `.result`); `async`
 guardrail loop; `kickoff_async` is `kickoff` in a thread). The final output is the
 crew's `raw`. `GUARD_AGENT=reused`: one agent for every case, which first runs a task
 of its own unguarded (`acme/clean`), so its executor exists before the guard does.
+`GUARD_AGENT=kickoff`: no crew, the agent alone (`Agent.kickoff(request)`, guarded by
+`guard_agent`), its output's `raw`.
 
 CrewAI's anonymous usage telemetry is switched off with `CREWAI_DISABLE_TELEMETRY` (not
 `OTEL_SDK_DISABLED`, which would switch off the in-memory exporter too).
@@ -27,7 +29,7 @@ os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 from crewai import LLM, Agent, Crew, Process, Task
 from crewai.tools import tool
 
-from factledger.guards.for_crewai import guard
+from factledger.guards.for_crewai import guard, guard_agent
 from tests.conformance.setups import _common, _guarding
 
 EXPECTED_OUTPUT = "What was pushed, with the new head commit."
@@ -69,6 +71,10 @@ def main() -> None:
 
     def conversation(case: str, text: str) -> str:
         engineer = reused or engineer_agent()
+        if os.environ.get("GUARD_AGENT") == "kickoff":
+            if _guarding.guarded():
+                guard_agent(engineer, **_guarding.options(case))
+            return str(engineer.kickoff(text).raw)
         task = Task(description=text, expected_output=EXPECTED_OUTPUT, agent=engineer)
         if _guarding.guarded():
             guard(task, **_guarding.options(case))
