@@ -2,7 +2,7 @@
 nudge, CrewAI runs the task again with it, and the model answers the nudge with the
 attempt's conversation in front of it.
 
-    from factledger.guards.for_crewai import guard
+    from factledger.guards.for_crewai import guard, guard_agent
     task = guard(Task(description="Push branch main of acme/shop.", expected_output="...",
                       agent=engineer))
     result = Crew(agents=[engineer], tasks=[task]).kickoff()   # result.raw: checked
