@@ -34,6 +34,7 @@ SETUPS = {
     ),
     "LangChain create_agent (invoke)": ("langchain", "guard_langchain", {}),
     "Strands Agents (agent(...))": ("strands", "guard_strands", {}),
+    "CrewAI Crew.kickoff()": ("crewai", "guard_crewai", {}),
 }
 BENCH_CASES = ("guard-clean", "guard-fab")
 

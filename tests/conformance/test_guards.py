@@ -78,6 +78,15 @@ GUARD_SETUPS = [
                extra_env={"GUARD_STREAM": "streamed"}),
     GuardSetUp("guard-google-adk-agent", "google-adk", "guard_google_adk",
                exhausted_error="RuntimeError", extra_env={"GUARD_HOOK": "agent"}),
+    GuardSetUp("guard-crewai", "crewai", "guard_crewai", exhausted_error="Exception"),
+    GuardSetUp("guard-crewai-streamed", "crewai", "guard_crewai", exhausted_error="Exception",
+               streams=True, extra_env={"GUARD_STREAM": "streamed"}),
+    GuardSetUp("guard-crewai-async", "crewai", "guard_crewai", exhausted_error="Exception",
+               extra_env={"GUARD_STREAM": "async"}),
+    GuardSetUp("guard-crewai-reused-agent", "crewai", "guard_crewai",
+               exhausted_error="Exception", extra_env={"GUARD_AGENT": "reused"}),
+    GuardSetUp("guard-crewai-agent-kickoff", "crewai", "guard_crewai",
+               exhausted_error="ValueError", extra_env={"GUARD_AGENT": "kickoff"}),
 ]  # fmt: skip
 
 FIRST_FOOTNOTE = "this turn's tool trace does not back"
