@@ -45,6 +45,7 @@ COUNTED = [
     pytest.param(SETUPS["guard-langchain"], {**EXPECTED, **RAISED}, id="langchain"),
     pytest.param(SETUPS["guard-strands"], {**EXPECTED, **RAISED}, id="strands"),
     pytest.param(SETUPS["guard-google-adk"], {**EXPECTED, **RAISED}, id="google-adk"),
+    pytest.param(SETUPS["guard-crewai"], {**EXPECTED, **RAISED}, id="crewai"),
 ]
 
 
