@@ -92,6 +92,11 @@ def test_the_service_counts_what_the_guard_did_in_each_case(
     got = {case: (turns[case]["guard"]["result"], turns[case]["guard"]["nudges"])
            for case in expected if case in turns}  # fmt: skip
     assert got == dict(expected), run.output[-4000:]
+    # And the service's own verdict on the reply the run kept: the corrected one passes,
+    # a fabrication the model kept after the nudges is rejected (its nudges quote it,
+    # and they are no user message that would make it the user's).
+    verdicts = {case: turns[case]["verdict"] for case in ("guard-fab", "guard-fab-stuck")}
+    assert verdicts == {"guard-fab": "pass", "guard-fab-stuck": "reject"}, verdicts
 
     summary = httpx.get(
         f"{service.url}/api/v1/stats/guard", params={"service": counted.id}, timeout=30

@@ -25,10 +25,32 @@ that calls the model again only after a tool call (Google ADK): never offered to
 model, never the agent's action."""
 
 
+_WRAPPER_ROOM = 200
+"""How far into a message a nudge's marker may start a line: frameworks hand the nudge on
+under a heading of their own ("Validation feedback:", Pydantic AI's retry prompt)."""
+
+
 def is_framework_nudge(text: str) -> bool:
-    """True for a self-correction message written by FactLedger or a similar framework."""
-    head = text.lstrip()[:64]
-    return head.startswith(NUDGE_MARKER) or any(head.startswith(m) for m in _FOREIGN_MARKERS)
+    """True for a self-correction message written by FactLedger or a similar framework:
+    a marker that opens the message, or one of its first lines (a framework's wrapping)."""
+    head = text.lstrip()[: _WRAPPER_ROOM + 64]
+    return any(
+        line.lstrip().startswith(marker)
+        for line in _opening_lines(head)
+        for marker in (NUDGE_MARKER, *_FOREIGN_MARKERS)
+    )
+
+
+def _opening_lines(head: str) -> list[str]:
+    """The lines of `head` that start within its first `_WRAPPER_ROOM` characters."""
+    lines: list[str] = []
+    at = 0
+    for line in head.split("\n"):
+        if at > _WRAPPER_ROOM:
+            break
+        lines.append(line)
+        at += len(line) + 1
+    return lines
 
 
 def is_guard_call(call: ToolCall) -> bool:
