@@ -50,6 +50,7 @@ from factledger.collector.secret_rules import (
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 from factledger.processors.evidence.outcomes import call_succeeded
+from factledger.processors.evidence.result_tokens import Backing
 from factledger.processors.evidence.snapshots import CitationBacking, Snapshot
 from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.normalize.values import CONVERSATION_KEYS
@@ -235,11 +236,13 @@ class Redactor:
         turn: Turn,
         snapshots: Sequence[Snapshot],
         citations: Sequence[CitationBacking],
-    ) -> tuple[tuple[Snapshot, ...], tuple[CitationBacking, ...]]:
-        """Copies of a turn's snapshots and citation backings to store: contents, addresses
-        and cited texts redacted, citation offsets moved to the redacted reply (as
-        `judged` moves findings'). A snapshot keeps the hash of the raw text: it names
-        what the tool returned, and the same document read again maps to it."""
+        backings: Sequence[Backing] = (),
+    ) -> tuple[tuple[Snapshot, ...], tuple[CitationBacking, ...], tuple[Backing, ...]]:
+        """Copies of a turn's snapshots, citation backings and identifier backings to
+        store: contents, addresses, cited and backed texts redacted, offsets moved to the
+        redacted reply (as `judged` moves findings'). A snapshot keeps the hash of the raw
+        text: it names what the tool returned, and the same document read again maps to
+        it."""
         known = self._known_secrets(turn)
         reply_edits = self.edits(turn.reply, known)
         stored_snapshots = tuple(
@@ -257,7 +260,17 @@ class Redactor:
             )
             for c in citations
         )
-        return stored_snapshots, stored_citations
+        stored_backings = tuple(
+            replace(
+                b,
+                token=self.text(b.token, known),
+                start=_moved(b.start, reply_edits),
+                end=_moved(b.end, reply_edits, end=True),
+                tool=self.text(b.tool),
+            )
+            for b in backings
+        )
+        return stored_snapshots, stored_citations, stored_backings
 
     def _known_secrets(self, turn: Turn) -> list[str]:
         # A value the agent passed under a secret's name (`{"password": "two words"}`) is
@@ -313,6 +326,7 @@ class Redactor:
         for finding in verdict.findings:
             strings += (finding.message, finding.token, *finding.checked_against)
             strings += (finding.checked_note or "",)
+            strings += (s for r in finding.real for s in (r.token, r.tool))
         return self._all_clean(strings)
 
     def _all_clean(self, strings: list[str]) -> bool:
@@ -399,6 +413,10 @@ class Redactor:
             if finding.checked_note is None
             else self.text(finding.checked_note, known),
             span=span,
+            real=tuple(
+                replace(r, token=self.text(r.token, known), tool=self.text(r.tool))
+                for r in finding.real
+            ),
         )
 
 
