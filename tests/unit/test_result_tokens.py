@@ -103,9 +103,7 @@ def test_a_class5_set_records_its_real_names_with_each_finding() -> None:
         "tests/test_memory_cache.py",
         "tests/test_memory_index.py",
     ]
-    assert {f.real for f in findings} == {
-        (ResultToken("src/memory.py", "list_files", "call_1"),)
-    }
+    assert {f.real for f in findings} == {(ResultToken("src/memory.py", "list_files", "call_1"),)}
 
 
 def test_backings_become_the_turn_evidence_row_redacted_and_moved() -> None:
@@ -119,7 +117,12 @@ def test_backings_become_the_turn_evidence_row_redacted_and_moved() -> None:
         zip(
             TURN_EVIDENCE_COLUMNS,
             turn_evidence_row(
-                "default", "t-1", version=1, started_at=T0, snapshots=(), citations=(),
+                "default",
+                "t-1",
+                version=1,
+                started_at=T0,
+                snapshots=(),
+                citations=(),
                 backings=stored,
             ),
             strict=True,
@@ -141,7 +144,9 @@ def test_a_failed_call_backs_nothing() -> None:
     turn = _turn(
         reply,
         ToolCall(
-            "send_email", "call_1", result="Error: recipient rejected: ana@partner.example",
+            "send_email",
+            "call_1",
+            result="Error: recipient rejected: ana@partner.example",
             error=True,
         ),
     )

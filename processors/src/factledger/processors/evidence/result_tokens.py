@@ -54,9 +54,7 @@ def result_calls(turn: Turn) -> tuple[ToolCall, ...]:
     )
 
 
-def backing_call(
-    token: str, turn: Turn, holds: Callable[[str, str], bool]
-) -> ToolCall | None:
+def backing_call(token: str, turn: Turn, holds: Callable[[str, str], bool]) -> ToolCall | None:
     """The first call of `result_calls` whose lower-cased result `holds(token, result)`."""
     for call in result_calls(turn):
         if holds(token, (call.result or "").lower()):
@@ -78,7 +76,9 @@ def identifier_backings(turn: Turn, identifiers: Iterable[Identifier]) -> tuple[
     for ident in sorted(identifiers, key=lambda i: (i.start, i.end)):
         if (ident.start, ident.end) in seen:
             continue
-        call = backing_call(ident.text, turn, lambda _, result: is_grounded(ident, result))
+        call = backing_call(
+            ident.text, turn, lambda _, result, ident=ident: is_grounded(ident, result)
+        )
         if call is None:
             continue
         seen.add((ident.start, ident.end))
