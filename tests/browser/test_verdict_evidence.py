@@ -13,26 +13,23 @@ Each page is saved (tests/browser/output/verdict-<case>-dpr<ratio>.png).
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from random import Random
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from factledger.dashboard_cli import dashboard_url, start_dashboard, stop, wait_healthy
 from factledger.demo import MODELS, SCENARIOS, AgentRun, Scenario, World, play
 from factledger.replay import OtlpPipeline
-from factledger.service_process import ServiceProcess, free_port
+from factledger.service_process import ServiceProcess
 from tests.browser.conftest import (
-    DASHBOARD_TIMEOUT,
-    JUDGED_TIMEOUT,
     STABLE_OUTPUT,
     VIEWPORT,
     WAIT_MS,
+    dashboard_of,
+    judged_turn,
     settled,
 )
 
@@ -74,40 +71,16 @@ def judged(tmp_path_factory: pytest.TempPathFactory, chromium: Path) -> Iterator
                 play(world, scenario, MODELS[n % 3], Random(n), pipeline.tracer, name)
         finally:
             pipeline.close()
-        turns = {name: _judged_turn(service.url, name) for name in CASES}
+        turns = {name: judged_turn(service.url, name) for name in CASES}
         yield {"url": service.url, "turns": turns}
-
-
-def _judged_turn(url: str, conversation_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + JUDGED_TIMEOUT
-    while time.monotonic() < deadline:
-        found = httpx.get(
-            f"{url}/api/v1/turns", params={"conversation_id": conversation_id}, timeout=30
-        ).json()["turns"]
-        if found:
-            turn: dict[str, Any] = httpx.get(
-                f"{url}/api/v1/turns/{found[0]['turn_id']}", timeout=30
-            ).json()
-            return turn
-        time.sleep(0.3)
-    raise AssertionError(f"no judged turn for {conversation_id}")
 
 
 @pytest.fixture(scope="module")
 def verdict_dashboard(
     judged: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    port = free_port()
     log_path = tmp_path_factory.mktemp("verdict-dashboard") / "streamlit.log"
-    with log_path.open("wb") as log:
-        process = start_dashboard(judged["url"], port=port, output=log)
-        url = dashboard_url(port)
-        try:
-            if not wait_healthy(url, process, DASHBOARD_TIMEOUT):
-                raise AssertionError(f"dashboard not healthy:\n{log_path.read_text()[-3000:]}")
-            yield url
-        finally:
-            stop(process)
+    yield from dashboard_of(judged["url"], log_path)
 
 
 @pytest.fixture(params=RATIOS, ids=lambda ratio: f"dpr{ratio}")
@@ -198,12 +171,12 @@ def test_a_passing_turn_marks_its_commit_green_with_the_call(
     green = reply.locator("mark.fl-backed")
     expect(green).to_have_count(1)
     expect(green).to_have_text(backing["token"])
-    expect(reply.locator(".fl-label.fl-backed")).to_have_text(
+    expect(reply.locator(".fl-backed-note")).to_have_text(
         f"✓ in gh_put_file ({backing['call_id']})"
     )
     assert _background(ratio_page, ".fl-reply mark.fl-backed") == EVIDENCE_GREEN
-    # a pass draws nothing red or amber
-    assert reply.locator(".fl-sev-reject, .fl-sev-flag").count() == 0
+    # a pass draws nothing red or amber, and no finding's mark or chip
+    assert reply.locator(".fl-sev-reject, .fl-sev-flag, .fl-mark, .fl-label").count() == 0
     _save(ratio_page, "pass")
 
 

@@ -191,7 +191,7 @@ def test_each_tone_has_a_colour_and_only_evidence_is_green():
     green = (palette.EVIDENCE, palette.EVIDENCE_MARK, palette.EVIDENCE_BACKGROUND)
     greens = {s for s, body in _rules(css).items() if any(c in body for c in green)}
     assert greens, "the evidence colour is drawn somewhere"
-    assert all("fl-backed" in s or "fl-real" in s for s in greens), greens
+    assert all("backed" in s or "fl-real" in s for s in greens), greens
 
 
 def _rules(css: str) -> dict[str, str]:

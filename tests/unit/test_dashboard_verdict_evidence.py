@@ -49,8 +49,11 @@ def test_a_backed_identifier_is_green_with_its_call() -> None:
     start = PASSED.index(SHA)
     backing = {"token": SHA, "start": start, "end": start + 40, "tool": "git_push", "call_id": "c7"}
     html = highlight_reply(PASSED, [], [backing])
-    assert f'<mark class="fl-mark fl-backed" title="✓ in git_push (c7)">{SHA}</mark>' in html
-    assert '<span class="fl-label fl-backed">✓ in git_push (c7)</span>' in html
+    assert (
+        f'<mark class="fl-tone fl-backed fl-reply-backed" title="✓ in git_push (c7)">{SHA}</mark>'
+        in html
+    )
+    assert '<span class="fl-backed-note">✓ in git_push (c7)</span>' in html
 
 
 def test_a_backing_whose_offsets_no_longer_hold_its_token_is_not_drawn() -> None:
@@ -109,6 +112,5 @@ def test_a_set_is_labelled_once_and_its_real_names_marked_green_in_the_reply() -
     html = highlight_reply(SET_REPLY, _set())
     assert html.count("confabulated identifier set</span>") == 1
     assert html.count('data-kinds="confabulated_identifier_set"') == 3
-    assert (
-        '<mark class="fl-mark fl-backed" title="✓ in list_files (call_1)">src/a.py</mark>' in html
-    )
+    green = '<mark class="fl-tone fl-backed fl-reply-backed" title="✓ in list_files (call_1)">'
+    assert green + "src/a.py</mark>" in html

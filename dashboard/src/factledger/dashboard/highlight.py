@@ -124,8 +124,15 @@ def stylesheet() -> str:
         f".fl-tone {{ border-radius: 0.25rem; padding: {_MARK_PADDING}; color: inherit; }}",
         f"mark.fl-backed {{ background: {p.EVIDENCE_MARK}; }}",
         f"mark.fl-real {{ background: {p.EVIDENCE_MARK}; outline: 1px dashed {p.EVIDENCE}; }}",
-        f".fl-mark.fl-backed {{ outline: 1.5px solid {p.EVIDENCE}; }}",
-        f".fl-label.fl-backed {{ background: {p.EVIDENCE_BACKGROUND}; color: {p.EVIDENCE_TEXT}; }}",
+        # A backed identifier of the reply: shaped like a finding's mark and chip, but not
+        # one (no `fl-mark`, no `fl-label`: those are findings, in their severity's colour).
+        f".fl-reply-backed {{ border-radius: 0.25rem; padding: {_MARK_PADDING};"
+        f" outline: 1.5px solid {p.EVIDENCE}; -webkit-box-decoration-break: clone;"
+        " box-decoration-break: clone; }",
+        ".fl-backed-note { font-family: system-ui, sans-serif; font-size: 0.68rem;"
+        " font-weight: 600; border-radius: 0.6rem; padding: 0.05rem 0.4rem; margin: 0 0.2rem;"
+        f" white-space: nowrap; vertical-align: 0.12rem; background: {p.EVIDENCE_BACKGROUND};"
+        f" color: {p.EVIDENCE_TEXT}; }}",
         ".fl-real-chip { font-family: system-ui, sans-serif; font-size: 0.72rem;"
         f" color: {p.EVIDENCE_TEXT}; margin: 0 0.2rem; }}",
         # The chip may wrap between its words, never inside the real token.
@@ -223,7 +230,8 @@ def highlight_reply(
     """The reply as `<div class="fl-reply">` HTML with every located finding in a
     `<mark class="fl-mark fl-kind-...">` followed by a label naming its kind (and a chip
     with the real identifier it was compared with), and every backed identifier in a
-    `<mark class="fl-mark fl-backed">` followed by "✓ in <tool> (<call id>)"."""
+    `<mark class="fl-tone fl-backed fl-reply-backed">` followed by a note "✓ in <tool>
+    (<call id>)"."""
     listed = list(findings)
     marks = locate(reply, listed)
     greens = backed_spans(reply, listed, backings)
@@ -247,11 +255,10 @@ def highlight_reply(
                 continue
             note = html.escape(f"✓ in {green.source}")
             parts.append(
-                f'<mark class="fl-mark fl-backed" title="{html.escape(note, quote=True)}">'
-                f"{text}</mark>"
+                f'<mark class="fl-tone fl-backed fl-reply-backed" title="{note}">{text}</mark>'
             )
             if green.end == end:
-                parts.append(f'<span class="fl-label fl-backed">{note}</span>')
+                parts.append(f'<span class="fl-backed-note">{note}</span>')
             continue
         covering.sort(key=lambda m: -SEVERITY_RANK.get(m.severity, 0))
         classes = " ".join(

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import partial
 
 from ..codeish import name_grounded
 from ..identifiers import Identifier, Shape, extract_identifiers, is_grounded
@@ -54,17 +55,17 @@ def result_calls(turn: Turn) -> tuple[ToolCall, ...]:
     )
 
 
-def backing_call(token: str, turn: Turn, holds: Callable[[str, str], bool]) -> ToolCall | None:
-    """The first call of `result_calls` whose lower-cased result `holds(token, result)`."""
+def backing_call(turn: Turn, holds: Callable[[str], bool]) -> ToolCall | None:
+    """The first call of `result_calls` whose lower-cased result `holds`."""
     for call in result_calls(turn):
-        if holds(token, (call.result or "").lower()):
+        if holds((call.result or "").lower()):
             return call
     return None
 
 
 def name_source(name: str, turn: Turn) -> ResultToken | None:
     """A code name (file, path, function) as the first tool result that shows it."""
-    call = backing_call(name, turn, name_grounded)
+    call = backing_call(turn, partial(name_grounded, name))
     return None if call is None else ResultToken(name, call.name, call.call_id)
 
 
@@ -76,9 +77,7 @@ def identifier_backings(turn: Turn, identifiers: Iterable[Identifier]) -> tuple[
     for ident in sorted(identifiers, key=lambda i: (i.start, i.end)):
         if (ident.start, ident.end) in seen:
             continue
-        call = backing_call(
-            ident.text, turn, lambda _, result, ident=ident: is_grounded(ident, result)
-        )
+        call = backing_call(turn, partial(is_grounded, ident))
         if call is None:
             continue
         seen.add((ident.start, ident.end))
