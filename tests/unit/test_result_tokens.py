@@ -57,6 +57,18 @@ SEARCH = ToolCall(
             None,
             id="no-key-of-its-project-no-near-match",
         ),
+        pytest.param(
+            "I wrote to ana.ops@acme.example.",
+            (
+                ToolCall(
+                    "directory",
+                    "call_3",
+                    result="bruno@acme.example ana@acme.example zoe@other.example",
+                ),
+            ),
+            ResultToken("ana@acme.example", "directory", "call_3"),
+            id="an-e-mail-beside-the-most-alike",
+        ),
         pytest.param("I filed OPS-5707.", (), None, id="no-tool-result"),
     ],
 )

@@ -9,13 +9,17 @@ that holds it named. Only a call that succeeded backs anything: a failed call's 
 and the call that delivered the reply (`ToolCall.answer`) is the reply itself.
 
 The nearest real identifier of a fabricated one is an identifier of the same shape in a
-tool result (for a ticket or record key, of the same project prefix: `OPS-5680` for
-`OPS-5707`), the one most like it character by character. It is what a reader compares
-the fabricated token with; it grounds nothing.
+tool result, the closest by a measure cheap enough to run over every fabricated token: for
+a ticket or record key, one of the same project prefix whose number is closest
+(`OPS-5680` for `OPS-5707`); for a SHA, the longest shared leading run; for a URL, an
+e-mail or a UUID, the most characters in common (`difflib`), pruned by its upper bounds.
+Ties go to the first in call order. It is what a reader compares the fabricated token
+with; it grounds nothing.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -75,7 +79,8 @@ def identifier_backings(turn: Turn, identifiers: Iterable[Identifier]) -> tuple[
     out: list[Backing] = []
     seen: set[tuple[int, int]] = set()
     for ident in sorted(identifiers, key=lambda i: (i.start, i.end)):
-        if (ident.start, ident.end) in seen:
+        # The joined record is read once per turn; a token it lacks no single call holds.
+        if (ident.start, ident.end) in seen or not is_grounded(ident, turn.evidence_lower):
             continue
         call = backing_call(turn, partial(is_grounded, ident))
         if call is None:
@@ -89,7 +94,8 @@ def identifier_backings(turn: Turn, identifiers: Iterable[Identifier]) -> tuple[
 
 class NearestReal:
     """The nearest real identifier of a fabricated one (see the module docstring). The
-    tool results are read once, on the first question."""
+    tool results are read once, on the first question, each distinct identifier kept with
+    the first call that returned it."""
 
     def __init__(self, turn: Turn) -> None:
         self._turn = turn
@@ -104,25 +110,54 @@ class NearestReal:
                 continue
             if prefix is not None and _prefix(ident) != prefix:
                 continue
-            ratio = SequenceMatcher(None, wanted, ident.text.lower(), autojunk=False).ratio()
-            if best is None or ratio > best[0]:
-                best = (ratio, ident, call)
+            floor = -math.inf if best is None else best[0]
+            score = _likeness(fabricated.shape, wanted, ident.text.lower(), floor)
+            if score > floor:
+                best = (score, ident, call)
         if best is None:
             return None
         return ResultToken(best[1].text, best[2].name, best[2].call_id)
 
     def _read(self) -> Sequence[tuple[Identifier, ToolCall]]:
         if self._candidates is None:
-            found: list[tuple[Identifier, ToolCall]] = []
+            found: dict[str, tuple[Identifier, ToolCall]] = {}
             for call in result_calls(self._turn):
                 for ident in extract_identifiers(call.result or ""):
-                    found.append((ident, call))
+                    found.setdefault(ident.text.lower(), (ident, call))
                     if len(found) >= MAX_CANDIDATES:
                         break
                 if len(found) >= MAX_CANDIDATES:
                     break
-            self._candidates = found
+            self._candidates = tuple(found.values())
         return self._candidates
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _likeness(shape: Shape, wanted: str, other: str, floor: float) -> float:
+    """How like `wanted` (lower-cased) `other` is, higher is nearer; a score at or below
+    `floor` (the best so far) may be returned without the full comparison."""
+    if shape in (Shape.KEY, Shape.RECORD):
+        a, b = _number(wanted), _number(other)
+        return -float(abs(a - b)) if a is not None and b is not None else -math.inf
+    if shape is Shape.SHA:
+        shared = 0
+        for x, y in zip(wanted, other, strict=False):
+            if x != y:
+                break
+            shared += 1
+        return float(shared)
+    matcher = SequenceMatcher(None, wanted, other, autojunk=False)
+    if matcher.real_quick_ratio() <= floor or matcher.quick_ratio() <= floor:
+        return floor
+    return matcher.ratio()
+
+
+def _number(key: str) -> int | None:
+    """The digits of a key or record as one number (`20261127004` of `CT-20261127-004`)."""
+    digits = "".join(_DIGITS.findall(key))[:18]
+    return int(digits) if digits else None
 
 
 def _prefix(ident: Identifier) -> str | None:
