@@ -14,7 +14,7 @@ from factledger.collector.redaction import SECRET_RULES, Redactor
 from factledger.processors.evidence.result_tokens import Backing, NearestReal, identifier_backings
 from factledger.processors.identifiers import extract_identifiers
 from factledger.processors.kinds import Kind, Outcome
-from factledger.processors.model import ResultToken, ToolCall, Turn, Verdict
+from factledger.processors.model import Finding, ResultToken, ToolCall, Turn, Verdict
 from factledger.processors.validators.confabulation import ConfabulationValidator
 from factledger.processors.validators.identifiers import (
     IdentifierValidator,
@@ -163,3 +163,14 @@ def test_a_failed_call_backs_nothing() -> None:
         ),
     )
     assert identifier_backings(turn, checked_identifiers(turn)) == ()
+
+
+def test_a_real_token_is_stored_redacted() -> None:
+    secret = "sk-proj-Cx7Rq2Lm9Tz4Wv8Kp1Nb6Hd3"
+    turn = _turn("x", ToolCall("vault", "call_1", result=f"https://k.example/{secret}"))
+    real = ResultToken(f"https://k.example/{secret}", "vault", "call_1")
+    finding = Finding(Kind.FABRICATED_IDENTIFIER, "m", token="https://k.example/a", real=(real,))
+    _, verdict = Redactor(SECRET_RULES).judged(turn, Verdict(Outcome.REJECT, (finding,)))
+    (stored,) = verdict.findings[0].real
+    assert secret not in stored.token
+    assert (stored.tool, stored.call_id) == ("vault", "call_1")
