@@ -165,12 +165,22 @@ def test_a_failed_call_backs_nothing() -> None:
     assert identifier_backings(turn, checked_identifiers(turn)) == ()
 
 
-def test_a_real_token_is_stored_redacted() -> None:
+def test_a_real_token_its_calls_stored_result_no_longer_shows_is_not_stored() -> None:
     secret = "sk-proj-Cx7Rq2Lm9Tz4Wv8Kp1Nb6Hd3"
-    turn = _turn("x", ToolCall("vault", "call_1", result=f"https://k.example/{secret}"))
-    real = ResultToken(f"https://k.example/{secret}", "vault", "call_1")
-    finding = Finding(Kind.FABRICATED_IDENTIFIER, "m", token="https://k.example/a", real=(real,))
+    turn = _turn("x", ToolCall("vault", "call_1", result=f"https://k.example/{secret} OPS-5680"))
+    leaked = ResultToken(f"https://k.example/{secret}", "vault", "call_1")
+    plain = ResultToken("OPS-5680", "vault", "call_1")
+    finding = Finding(Kind.FABRICATED_IDENTIFIER, "m", token="OPS-5707", real=(leaked, plain))
     _, verdict = Redactor(SECRET_RULES).judged(turn, Verdict(Outcome.REJECT, (finding,)))
-    (stored,) = verdict.findings[0].real
-    assert secret not in stored.token
-    assert (stored.tool, stored.call_id) == ("vault", "call_1")
+    assert verdict.findings[0].real == (plain,)
+
+
+def test_a_backed_token_a_secret_in_context_is_not_stored() -> None:
+    # A bare 32-hex token is no secret; after Mailgun's `key-` the reply's redaction takes it.
+    key = "0123456789abcdef0123456789abcdef"
+    reply = f"The mailgun key is key-{key} and it is active."
+    turn = _turn(reply, ToolCall("config", "call_1", result=f"mailgun: key-{key}"))
+    backings = identifier_backings(turn, checked_identifiers(turn))
+    assert [b.token for b in backings] == [key]
+    _, _, stored = Redactor(SECRET_RULES).evidence(turn, (), (), backings)
+    assert stored == ()
