@@ -33,6 +33,9 @@ SETUPS = {
         {"CONFORMANCE_AGENT": "toolcalling"},
     ),
     "LangChain create_agent (invoke)": ("langchain", "guard_langchain", {}),
+    "Strands Agents (agent(...))": ("strands", "guard_strands", {}),
+    "CrewAI Crew.kickoff()": ("crewai", "guard_crewai", {}),
+    "Google ADK (Runner.run_async, plugin)": ("google-adk", "guard_google_adk", {}),
 }
 BENCH_CASES = ("guard-clean", "guard-fab")
 
@@ -43,6 +46,7 @@ def _run(env_name: str, program: str, extra: dict[str, str], llm: FakeLlm) -> di
         "HOME": os.environ.get("HOME", "/tmp"),
         "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in PATHS),
         "OPENAI_BASE_URL": llm.base_url,
+        "OPENAI_API_BASE": llm.base_url,  # LiteLLM's name for it (Google ADK's route)
         "OPENAI_API_KEY": "sk-benchmark-0000",
         "CONFORMANCE_CASES": json.dumps({case: [CASES[case]] for case in BENCH_CASES}),
         **extra,

@@ -302,6 +302,11 @@ class Generator:
                 "AgentStartedAt": started,
                 "ClockSkewSeconds": 0.0,
                 "ParentTurnId": "",
+                "GuardChecks": 0,
+                "GuardNudges": 0,
+                "GuardOutcome": "",
+                "GuardAction": "",
+                "GuardResult": "unguarded",
             }
             batch.turns.append(tuple(row[c] for c in TURN_COLUMNS))
             for idx, (kind, score) in enumerate(found):

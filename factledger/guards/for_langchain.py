@@ -104,7 +104,7 @@ def guarded_update(
     the nudge as a human message) to retry, else (False, the footnoted reply under the
     AI message's id, or nothing). Set to raise, raises `OutputParserException`."""
     decision = policy.decide(transcript_of(messages))
-    telemetry.record(decision)
+    telemetry.record(decision, span=_instrumented_span())
     if decision.action == "nudge":
         return True, {"messages": [HumanMessage(content=decision.nudge or "")]}
     if decision.action == "raise":
@@ -113,6 +113,18 @@ def guarded_update(
     if decision.action == "annotate":
         return False, {"messages": [AIMessage(content=decision.reply, id=messages[-1].id)]}
     return False, {}
+
+
+def _instrumented_span() -> Any:
+    """The span OpenInference's LangChain instrumentation made for the running graph, if
+    it is installed: it traces by callbacks, so none of its spans is ever current, and a
+    decision recorded on a span of its own would start a trace apart from the turn."""
+    try:
+        from openinference.instrumentation.langchain import get_current_span
+    except ImportError:
+        return None
+    span = get_current_span()
+    return span if span is not None and span.is_recording() else None
 
 
 def transcript_of(messages: Sequence[BaseMessage]) -> dict[str, Any]:

@@ -189,6 +189,43 @@ def screenshot(page: Page, tmp_path: Path):
     return take
 
 
+RATIOS = (1, 2)
+"""The device pixel ratios a page's look is checked at: a common screen's and a dense one's."""
+
+
+@pytest.fixture(params=RATIOS, ids=lambda ratio: f"dpr{ratio}")
+def dense_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
+    """A page at each of RATIOS."""
+    context = browser.new_context(
+        viewport=VIEWPORT,  # type: ignore[arg-type]
+        device_scale_factor=request.param,
+    )
+    context.set_default_timeout(WAIT_MS)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def save_picture(page: Page, name: str, selector: str | None = None) -> None:
+    """Save the view (or the first element `selector` finds) as
+    tests/browser/output/NAME-dprN.png, N the page's device pixel ratio."""
+    ratio = page.evaluate("() => window.devicePixelRatio")
+    STABLE_OUTPUT.mkdir(exist_ok=True)
+    path = STABLE_OUTPUT / f"{name}-dpr{int(ratio)}.png"
+    if selector:
+        page.locator(selector).first.screenshot(path=str(path))
+    else:
+        page.screenshot(path=str(path))
+
+
+def rgb(colour: str) -> str:
+    """`#rrggbb` as the browser's computed style writes it: `rgb(r, g, b)`."""
+    value = colour.lstrip("#")
+    red, green, blue = (int(value[i : i + 2], 16) for i in (0, 2, 4))
+    return f"rgb({red}, {green}, {blue})"
+
+
 def settled(page: Page) -> None:
     """Wait until Streamlit has finished running the page's script."""
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')

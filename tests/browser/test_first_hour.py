@@ -13,13 +13,11 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 from factledger.dashboard import palette
 from factledger.service_process import ServiceProcess
-from tests.browser.conftest import STABLE_OUTPUT, VIEWPORT, WAIT_MS, _dashboard, settled
-
-RATIOS = (1, 2)
+from tests.browser.conftest import _dashboard, rgb, save_picture, settled
 
 # Where each mark's underscore ink ends against the mark's box. The text's baseline is
 # the bottom of its content box less the font's descent; an underscore's ink reaches
@@ -56,12 +54,6 @@ _MARK_BOXES = """
 """
 
 
-def _rgb(colour: str) -> str:
-    value = colour.lstrip("#")
-    red, green, blue = (int(value[i : i + 2], 16) for i in (0, 2, 4))
-    return f"rgb({red}, {green}, {blue})"
-
-
 def _turns(service: ServiceProcess) -> list[Mapping[str, Any]]:
     listed = httpx.get(f"{service.url}/api/v1/turns", params={"limit": 1000}).json()["turns"]
     return [
@@ -95,19 +87,6 @@ def _with_only(turns: list[Mapping[str, Any]], severity: str) -> str:
     raise AssertionError(f"no demo turn whose findings are all {severity}s")
 
 
-@pytest.fixture(params=RATIOS, ids=lambda ratio: f"dpr{ratio}")
-def dense_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(
-        viewport=VIEWPORT,  # type: ignore[arg-type]
-        device_scale_factor=request.param,
-    )
-    context.set_default_timeout(WAIT_MS)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
-
-
 def _open_turn(page: Page, dashboard: str, turn_id: str) -> None:
     page.goto(f"{dashboard}/turns?turn_id={turn_id}")
     page.locator(".fl-reply").first.wait_for()
@@ -115,13 +94,7 @@ def _open_turn(page: Page, dashboard: str, turn_id: str) -> None:
 
 
 def _save(page: Page, name: str, selector: str | None = None) -> None:
-    ratio = page.evaluate("() => window.devicePixelRatio")
-    STABLE_OUTPUT.mkdir(exist_ok=True)
-    path = STABLE_OUTPUT / f"first-hour-{name}-dpr{int(ratio)}.png"
-    if selector:
-        page.locator(selector).first.screenshot(path=str(path))
-    else:
-        page.screenshot(path=str(path))
+    save_picture(page, f"first-hour-{name}", selector)
 
 
 def test_an_identifier_in_a_mark_is_whole_and_unclipped(
@@ -149,12 +122,12 @@ def test_chips_are_coloured_by_severity_not_kind(
     _save(dense_page, f"chips-{severity}")
     chips = dense_page.locator(".fl-reply .fl-label, .fl-evidence .fl-label")
     assert chips.count() > 0
-    wanted = _rgb(palette.SEVERITY_BACKGROUNDS[severity])
+    wanted = rgb(palette.SEVERITY_BACKGROUNDS[severity])
     colours = chips.evaluate_all("(els) => els.map((e) => getComputedStyle(e).backgroundColor)")
     assert set(colours) == {wanted}, colours
     marks = dense_page.locator(".fl-reply mark.fl-mark")
     outlines = marks.evaluate_all("(els) => els.map((e) => getComputedStyle(e).outlineColor)")
-    assert set(outlines) == {_rgb(palette.SEVERITY_OUTLINES[severity])}, outlines
+    assert set(outlines) == {rgb(palette.SEVERITY_OUTLINES[severity])}, outlines
 
 
 def test_the_theme_primary_colour_is_not_the_reject_red(
@@ -164,8 +137,8 @@ def test_the_theme_primary_colour_is_not_the_reject_red(
     button = dense_page.locator(".st-key-fl_hallucination button").first
     colour = button.evaluate("(e) => getComputedStyle(e).backgroundColor")
     _save(dense_page, "theme", ".st-key-fl_turn_labels")
-    assert colour == _rgb(palette.PRIMARY), colour
-    assert colour != _rgb(palette.REJECT)
+    assert colour == rgb(palette.PRIMARY), colour
+    assert colour != rgb(palette.REJECT)
 
 
 def _with_kind(turns: list[Mapping[str, Any]], kind: str) -> Mapping[str, Any]:

@@ -130,12 +130,23 @@ def test_firing_line_escapes_what_the_api_says():
     ],
 )
 def test_a_firing_banner_is_one_sentence_saying_each_figure_once(reason: str, names: str) -> None:
-    line = alerts.firing_line({**CURRENT[1], "reason": reason})
+    line = alerts.firing_line({**CURRENT[1], "reason": reason}, window="15m", notice=HISTORY[0])
     assert line == (
-        "**reject\\-rate\\-per\\-model** · model llama: 45.0% of 46 turns, above its limit of "
-        f"30.0%{names}, firing since 2025-03-01 11:50:00 UTC."
+        "**reject\\-rate\\-per\\-model** · model llama: 45.0% of 46 turns in the last 15m "
+        f"now, above its limit of 30.0%{names}, firing since 2025-03-01 11:50:00 UTC."
     )
     assert line.count("45.0%") == 1 and line.count("30.0%") == 1
+
+
+def test_a_banner_whose_figures_moved_since_the_notice_says_both_and_which_is_which() -> None:
+    now = {**CURRENT[1], "alert_id": "a1", "turns": 168, "value": 0.452}
+    notice = {**HISTORY[0], "alert_id": "a1", "turns": 99, "value": 0.40,
+              "notified_at": "2025-03-01T11:50:00Z"}  # fmt: skip
+    line = alerts.firing_line(now, window="15m", notice=notice)
+    assert "45.2% of 168 turns in the last 15m now" in line
+    assert line.endswith("; at its last notice (11:50:00 UTC), 40.0% of 99 turns.")
+    (row,) = alerts.history_rows([notice])
+    assert (row["rate at last notice"], row["turns at last notice"]) == ("40.0%", 99)
 
 
 def test_alert_charts_compile():

@@ -37,6 +37,7 @@ ENDPOINTS: list[tuple[str, type]] = [
     ("/review-queue", client.QueuePage),
     ("/verifications/summary", client.VerificationSummary),
     ("/stats/review-precision", client.ReviewPrecision),
+    ("/stats/guard", client.GuardSummary),
 ]
 """Each GET endpoint the client types, and the type it reads the answer as."""
 

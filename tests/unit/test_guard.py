@@ -265,6 +265,10 @@ def test_check_result_properties():
         ("[factledger self-correction] lower case", False),
         ("", False),
         ("What is the latest commit?", False),
+        (f"Validation feedback:\n{NUDGE_MARKER} — not a user message] x\n\nFix the errors", True),
+        (f"Feedback:\n\n  {NUDGE_MARKER}] x", True),
+        ("a user's long message, " * 12 + f"\n{NUDGE_MARKER}] pasted far down", False),
+        (f"Here is what I got: {NUDGE_MARKER}] quoted inside a line", False),
     ],
     ids=[
         "own-marker",
@@ -274,6 +278,10 @@ def test_check_result_properties():
         "case-matters",
         "empty",
         "user-text",
+        "wrapped-by-pydantic-ai",
+        "wrapped-under-a-blank-line",
+        "far-into-a-user-message",
+        "quoted-mid-line",
     ],
 )
 def test_is_framework_nudge(text, expected):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -30,6 +31,7 @@ from factledger.collector.rows import (
     turn_row,
 )
 from factledger.processors.assembly.transcript import turn_from_transcript
+from factledger.processors.guard_activity import GuardActivity
 from factledger.processors.kinds import Kind, Outcome
 from factledger.processors.model import Finding, TextRange, Turn, Verdict
 from factledger.processors.runner import default_runner
@@ -493,3 +495,33 @@ def test_alert_delivery_row() -> None:
     )
     shaped = dict(zip(ALERT_DELIVERY_COLUMNS, row, strict=True))
     assert (shaped["Ok"], shaped["Attempt"], shaped["At"]) == (0, 2, 1_740_830_400_123)
+
+
+@pytest.mark.parametrize(
+    ("guard", "expected"),
+    [
+        pytest.param(
+            None,
+            {"GuardChecks": 0, "GuardNudges": 0, "GuardOutcome": "", "GuardAction": "",
+             "GuardResult": "unguarded"},
+            id="unguarded",
+        ),
+        pytest.param(
+            GuardActivity(2, 1, "pass", "pass"),
+            {"GuardChecks": 2, "GuardNudges": 1, "GuardOutcome": "pass", "GuardAction": "pass",
+             "GuardResult": "corrected"},
+            id="nudged-and-corrected",
+        ),
+    ],
+)  # fmt: skip
+def test_turn_row_carries_what_the_guard_did(
+    guard: GuardActivity | None, expected: dict[str, Any]
+) -> None:
+    turn, verdict = judged(CLEAN)
+    if guard is not None:
+        turn = replace(turn, guard=guard)
+    row = turn_row(
+        turn, verdict, version=1, started_at=T0, ended_at=T0, validated_at=T0, span_ids=[]
+    )
+    shaped = dict(zip(TURN_COLUMNS, row, strict=True))
+    assert {k: shaped[k] for k in expected} == expected

@@ -32,5 +32,8 @@ def verdict_row(
         HasClass5=0,
         SpanIds=[s.span_id for s in spans],
         Validators=[],
+        GuardChecks=0,
+        GuardNudges=0,
+        GuardResult="unguarded",
     )
     return [row[column] for column in rows.TURN_COLUMNS]

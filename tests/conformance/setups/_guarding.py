@@ -9,10 +9,12 @@ corrects it after a nudge, `guard-fab-stuck` repeats it, `guard-err-object` repo
 failed push as done, `guard-clean` quotes the real commit, `guard-echo` quotes the
 user's. A case under `guard-raise-` runs the guard with `on_exhausted="raise"`.
 
-The spans go to an in-memory exporter of the real SDK (no service needed): the result
-line holds, per case, the guard's attributes and evaluation events of every span that
-has them. The line, printed last: `{"versions", "outputs": {case: final output},
-"errors": {case: "ErrorType: message"}, "guard": {case: [span record, ...]}}`.
+The spans go to an in-memory exporter of the real SDK (no service needed); with
+`OTEL_EXPORTER_OTLP_ENDPOINT` set they also go over OTLP/HTTP to that service (the
+exporter configured by the environment alone, as a user's would be). The result line
+holds, per case, the guard's attributes and evaluation events of every span that has
+them. The line, printed last: `{"versions", "outputs": {case: final output}, "errors":
+{case: "ErrorType: message"}, "guard": {case: [span record, ...]}}`.
 
 For `benchmarks/guards.py`: `GUARD_BENCH=n` times n runs of each case instead (and the
 guard's decisions inside them), `GUARD_OFF=1` runs the framework without the guard.
@@ -62,6 +64,11 @@ def run_guarded(
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     if instrument is not None:
         instrument(provider)

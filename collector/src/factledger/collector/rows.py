@@ -80,6 +80,11 @@ TURN_COLUMNS: tuple[str, ...] = (
     "AgentStartedAt",
     "ClockSkewSeconds",
     "ParentTurnId",
+    "GuardChecks",
+    "GuardNudges",
+    "GuardOutcome",
+    "GuardAction",
+    "GuardResult",
 )
 
 FINDING_COLUMNS: tuple[str, ...] = (
@@ -424,8 +429,10 @@ def turn_row(
     highest class-5 score (0 when none), `HasClass5` whether any class-5 finding exists.
     `started_at` is when the turn counts; `agent_started_at` its start by the agent's own
     clock (default: `started_at`), apart from it only for a skewed clock, whose skew is
-    `clock_skew_seconds` (`collector.judge.clock_skew`).
+    `clock_skew_seconds` (`collector.judge.clock_skew`). The Guard* columns are what the
+    in-loop guard did (`turn.guard`, `processors.guard_activity`).
     """
+    guard = turn.guard
     class5 = [f for f in verdict.findings if _is_class5(f)]
     scores = [f.score for f in class5 if f.score is not None]
     tool_calls = _json([tool_call_json(c) for c in turn.tool_calls])
@@ -455,6 +462,11 @@ def turn_row(
         epoch_ms(agent_started_at or started_at),
         clock_skew_seconds,
         parent_turn_id,
+        guard.checks,
+        guard.nudges,
+        guard.outcome,
+        guard.action,
+        guard.result,
     ]
 
 

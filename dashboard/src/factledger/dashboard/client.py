@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 from urllib.parse import quote
 
 import httpx
@@ -109,6 +109,35 @@ class Backing(TypedDict):
     end: int
     tool: str
     call_id: str | None
+
+
+class GuardTally(TypedDict):
+    turns: int
+    checks: int
+    nudges: int
+    passed: int
+    footnoted: int
+    corrected: int
+    refused: int
+
+
+class GuardGroup(GuardTally):
+    model: str
+    agent: str
+
+
+class GuardSummary(TypedDict):
+    groups: list[GuardGroup]
+    total: GuardTally
+
+
+class TurnGuard(TypedDict):
+    checks: int
+    nudges: int
+    outcome: str
+    action: str
+    result: str
+    """unguarded, passed, footnoted, corrected or refused."""
 
 
 Finding = TypedDict(
@@ -236,6 +265,8 @@ class Turn(TurnSummary):
     snapshots: list[SnapshotRef]
     citations: list[Citation]
     backings: list[Backing]
+    guard: NotRequired[TurnGuard]
+    """Absent from a service older than the guard counts."""
 
 
 class Precision(TypedDict):
@@ -400,6 +431,11 @@ class ApiClient:
         """GET /verifications/summary; raises NotFound on a service without verification."""
         params = {"since": _iso(since), "until": _iso(until)}
         return cast(VerificationSummary, self._get("/verifications/summary", params))
+
+    def guard_summary(self, *, since: datetime, until: datetime) -> GuardSummary:
+        """GET /stats/guard; raises NotFound on a service older than the guard counts."""
+        params = {"since": _iso(since), "until": _iso(until)}
+        return cast(GuardSummary, self._get("/stats/guard", params))
 
     def review_precision(self) -> ReviewPrecision:
         return cast(ReviewPrecision, self._get("/stats/review-precision"))

@@ -39,6 +39,7 @@ _PAGE_CSS = f"""
 .fl-meta {{ color: #4a5568; font-size: 0.85rem; }}
 .fl-request {{ background: #f0f5ff; border: 1px solid #c3dafe; border-radius: 0.5rem;
   padding: 0.6rem 0.9rem; white-space: pre-wrap; }}
+.fl-guard {{ font-size: 0.9rem; margin: 0.3rem 0; font-weight: 600; color: #2c5282; }}
 .fl-evidence {{ font-size: 0.85rem; margin: 0.15rem 0; }}
 .fl-missing {{ color: {palette.REJECT}; font-weight: 600; }}
 .fl-present {{ color: #276749; font-weight: 600; }}

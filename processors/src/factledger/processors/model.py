@@ -12,6 +12,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
 
+from .guard_activity import UNGUARDED, GuardActivity
 from .identifiers import Identifier, extract_identifiers
 from .kinds import KIND_INFO, HallucinationClass, Kind, Outcome, Severity
 from .text import lowered
@@ -124,6 +125,9 @@ class Turn:
     call was recorded); "" when unknown. Exported verdicts are parented to it."""
     response_id: str = ""
     """That call's `gen_ai.response.id`, "" when the agent recorded none."""
+    guard: GuardActivity = UNGUARDED
+    """What the in-loop guard did in the turn, read from its spans
+    (`processors.guard_activity`); not evidence, no validator reads it."""
 
     # Derived views, computed once per turn and shared by every validator.
     # cached_property stores into __dict__ directly, so it works on a frozen dataclass.

@@ -9,19 +9,75 @@ names a fabricated token never whitewashes it in a later turn.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from .kinds import Kind
-from .model import Finding
+from .model import Finding, ToolCall
 
 NUDGE_MARKER = "[FACTLEDGER SELF-CORRECTION"
 _FOREIGN_MARKERS = ("[FRAMEWORK SELF-CORRECTION",)
 
 
+GUARD_TOOL = "factledger_guard"
+"""The tool a guard adapter calls itself to hand its nudge to the model, in a framework
+that calls the model again only after a tool call (Google ADK): never offered to the
+model, never the agent's action."""
+
+
+_WRAPPER_ROOM = 200
+"""How far into a message a nudge's marker may start a line: frameworks hand the nudge on
+under a heading of their own ("Validation feedback:", Pydantic AI's retry prompt)."""
+
+
 def is_framework_nudge(text: str) -> bool:
-    """True for a self-correction message written by FactLedger or a similar framework."""
-    head = text.lstrip()[:64]
-    return head.startswith(NUDGE_MARKER) or any(head.startswith(m) for m in _FOREIGN_MARKERS)
+    """True for a self-correction message written by FactLedger or a similar framework:
+    a marker that opens the message, or one of its first lines (a framework's wrapping)."""
+    head = text.lstrip()[: _WRAPPER_ROOM + 64]
+    return any(
+        line.lstrip().startswith(marker)
+        for line in _opening_lines(head)
+        for marker in (NUDGE_MARKER, *_FOREIGN_MARKERS)
+    )
+
+
+def _opening_lines(head: str) -> list[str]:
+    """The lines of `head` that start within its first `_WRAPPER_ROOM` characters."""
+    lines: list[str] = []
+    at = 0
+    for line in head.split("\n"):
+        if at > _WRAPPER_ROOM:
+            break
+        lines.append(line)
+        at += len(line) + 1
+    return lines
+
+
+def is_guard_call(call: ToolCall) -> bool:
+    """True for a tool call that only carries a nudge: the guard's own tool, or any call
+    whose answer is a nudge (as text, or as the one string of a JSON object, the way
+    frameworks wrap a tool's string answer: `{"result": "..."}`)."""
+    if call.name == GUARD_TOOL:
+        return True
+    text = (call.result or "").lstrip()
+    if is_framework_nudge(text):
+        return True
+    if not text.startswith("{"):
+        return False
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    strings = [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) else []
+    return len(strings) == 1 and len(value) == 1 and is_framework_nudge(strings[0])
+
+
+def without_guard_calls(calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
+    """The calls less those that carried a guard's nudge. Such a call is no tool of the
+    agent (an "unregistered" call otherwise), and its answer quotes the tokens it
+    corrects: kept as a tool result, it would back the very fabrication it names. Every
+    turn is built without them (`assembly.turn_builder`, `assembly.transcript`)."""
+    return tuple(c for c in calls if not is_guard_call(c))
 
 
 _REASONS: dict[Kind, str] = {

@@ -247,7 +247,7 @@ class Finding(ApiModel):
         description="what the tools did return that the token was compared with: a "
         "fabricated identifier's nearest real one of its shape, or the names of a class-5 "
         "set that a tool result shows; empty when there is none (and for findings stored "
-        "before schema 016)",
+        "before schema 017)",
     )
 
 
@@ -363,6 +363,28 @@ class NestedTurn(ApiModel):
     kinds: list[Kind]
 
 
+GuardResult = Literal["unguarded", "passed", "footnoted", "corrected", "refused"]
+
+
+class TurnGuard(ApiModel):
+    """What the in-loop guard (factledger.guards) did in one turn, read from its spans."""
+
+    checks: int = Field(default=0, description="attempts of the reply the guard checked")
+    nudges: int = Field(default=0, description="self-correction nudges it sent the model")
+    outcome: str = Field(
+        default="", description="its check of the last attempt: pass, flag, reject; empty"
+    )
+    action: str = Field(
+        default="", description="what it did with it: pass, nudge, annotate, raise; empty"
+    )
+    result: GuardResult = Field(
+        default="unguarded",
+        description="what the turn came to: passed (checked, never nudged, clean), footnoted"
+        " (annotated, never nudged), corrected (nudged, the last attempt passed or was only"
+        " flagged), refused (nudged and still rejected, or raised), unguarded",
+    )
+
+
 class TurnDetail(TurnSummary):
     """One turn: request, reply, tool calls, findings, spans, reviews, verdict history."""
 
@@ -407,6 +429,10 @@ class TurnDetail(TurnSummary):
         description="the sub-agents' turns nested in this one, with their own verdicts;"
         " this turn's verdict is its own, not changed by theirs",
     )
+    guard: TurnGuard = Field(
+        default_factory=lambda: TurnGuard(),
+        description="what the in-loop guard did in the turn (result unguarded when it did not run)",
+    )
 
 
 # --- statistics ---------------------------------------------------------------------------
@@ -441,6 +467,29 @@ class VerificationSummary(ApiModel):
         description="sorted by kind; kinds without answers left out"
     )
     total: VerificationTally
+
+
+class GuardTally(ApiModel):
+    turns: int = Field(description="guarded turns (the guard checked at least one attempt)")
+    checks: int = Field(description="attempts checked, summed over the turns")
+    nudges: int = Field(description="self-correction nudges sent, summed over the turns")
+    passed: int = Field(description="turns checked, never nudged, handed on clean")
+    footnoted: int = Field(description="turns never nudged whose reply got a footnote")
+    corrected: int = Field(description="turns nudged whose last attempt passed or was flagged")
+    refused: int = Field(description="turns nudged and still rejected, or stopped by a raise")
+
+
+class GuardGroup(GuardTally):
+    model: str
+    agent: str
+
+
+class GuardSummary(ApiModel):
+    groups: list[GuardGroup] = Field(
+        description="per model and agent, most guarded turns first; groups without a"
+        " guarded turn left out"
+    )
+    total: GuardTally
 
 
 class Precision(ApiModel):

@@ -1,4 +1,4 @@
-"""The query API (`/api/v1`): turns, verdicts, reject rates and the review queue.
+"""The query API (`/api/v1`): turns, verdicts, reject rates, guard counts and the review queue.
 
 The dashboard and every other reader use this API; none of them open the store. Handlers
 are plain functions run in FastAPI's thread pool, since store calls block. Each returns a
@@ -29,6 +29,7 @@ from factledger.collector import rows
 from factledger.collector.api.bulk_reads import BulkRead
 from factledger.collector.api.export import export_labels
 from factledger.collector.api.models import (
+    GuardSummary,
     RejectRate,
     ReviewCreated,
     ReviewPrecision,
@@ -207,6 +208,28 @@ def verification_summary(
     start, end = _window(since, until)
     summary = service_of(request).store.verification_summary(tenant, since=start, until=end)
     return VerificationSummary.model_validate(summary)
+
+
+@router.get("/stats/guard", responses=error_responses(403))
+def guard_summary(
+    request: Request,
+    tenant: ReadTenant,
+    since: Annotated[
+        QueryTime | None, Query(description=f"default: 24 hours ago; {TIME_FORMS}")
+    ] = None,
+    until: Annotated[QueryTime | None, Query(description=f"default: now; {TIME_FORMS}")] = None,
+    service: Annotated[
+        str | None, Query(description="service name (the spans' service.name), exact")
+    ] = None,
+) -> GuardSummary:
+    """What the in-loop guard did in the latest verdict of the guarded turns started in
+    the window, per model and agent and in total: turns, checks, nudges, and how many
+    passed, were footnoted, corrected themselves after a nudge, or were refused."""
+    start, end = _window(since, until)
+    summary = service_of(request).store.guard_summary(
+        tenant, since=start, until=end, service=service
+    )
+    return GuardSummary.model_validate(summary)
 
 
 VerificationFilter = Annotated[

@@ -13,6 +13,7 @@ queries are grouped by what they serve:
     evidence     EvidenceQueries a turn's snapshots and citations, one snapshot
     reviews      ReviewQueries   the review queue, precision, labelled turns for export
     verifications VerificationQueries  answers per finding kind, per listed turn
+    guard        GuardQueries    what the in-loop guard did, per model and agent
     rates        RateQueries     reject-rate series, row counts
     alerts       AlertQueries    alert history, notices, deliveries
     recovery     RecoveryQueries owed traces and their spans, stored verdicts
@@ -53,6 +54,7 @@ from .alerts import AlertQueries
 from .config import StoreConfig, client_settings, ddl_statements, schema_statements
 from .connection import INSERT_CHUNK_ROWS, StoreError, _translated, deduplication_token
 from .evidence import EvidenceQueries
+from .guard import GuardQueries
 from .rates import RateQueries
 from .recovery import OwedTrace, RecoveryQueries
 from .reviews import ReviewQueries
@@ -86,7 +88,13 @@ __all__ = [
 
 
 class Store(
-    TurnQueries, EvidenceQueries, ReviewQueries, RateQueries, AlertQueries, RecoveryQueries
+    TurnQueries,
+    EvidenceQueries,
+    ReviewQueries,
+    RateQueries,
+    AlertQueries,
+    RecoveryQueries,
+    GuardQueries,
 ):
     """Writes rows and answers the query API's questions. Open with `Store.open`."""
 

@@ -200,6 +200,7 @@ class TurnQueries(Connection):
         latest = self._query(
             f"SELECT {TURN_SUMMARY}, Provider, UserMessage, Reply, ToolCalls, SpanIds,"
             " Validators, MaxScore, HasClass5, ParentTurnId,"
+            " GuardChecks, GuardNudges, GuardOutcome, GuardAction, GuardResult,"
             " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
             f" FROM {{db}}.turns WHERE {where} ORDER BY Version DESC LIMIT 1",
             params,
@@ -222,6 +223,13 @@ class TurnQueries(Connection):
             reviews=self._reviews(tenant, turn_id),
             parent_turn_id=latest["ParentTurnId"],
             nested_turns=self._nested_turns(tenant, turn_id),
+            guard={
+                "checks": int(latest["GuardChecks"]),
+                "nudges": int(latest["GuardNudges"]),
+                "outcome": latest["GuardOutcome"],
+                "action": latest["GuardAction"],
+                "result": latest["GuardResult"],
+            },
             versions=[
                 {
                     "version": int(v["Version"]),

@@ -67,8 +67,15 @@ def render(api: ApiClient) -> None:
 
     st.subheader("Firing now")
     if firing:
+        windows = {r.get("name"): r.get("window") for r in rules}
+        notices = {a.get("alert_id"): a for a in history if a.get("alert_id")}
         for entry in firing:
-            st.error(firing_line(entry), icon=":material/notifications_active:")
+            line = firing_line(
+                entry,
+                window=windows.get(entry.get("rule")),
+                notice=notices.get(entry.get("alert_id")),
+            )
+            st.error(line, icon=":material/notifications_active:")
     else:
         st.success("Nothing is firing.", icon=":material/check_circle:")
 
@@ -155,19 +162,38 @@ def _rate(value: Any) -> str:
     return percent(float(value)) if isinstance(value, int | float) else "–"
 
 
-def firing_line(entry: Mapping[str, Any]) -> str:
+def firing_line(
+    entry: Mapping[str, Any], *, window: Any = None, notice: Mapping[str, Any] | None = None
+) -> str:
     """One firing alert as one sentence of Markdown (every value escaped): the group, its
-    rate over how many turns, the limit it is above and which limit that is, since when.
-    The evaluator's reason says the same figures, so it is not repeated."""
+    rate now over how many turns of the rule's window, the limit it is above and which
+    limit that is, since when. The history holds the figures of the alert's last notice;
+    where they differ from now's, the sentence says them too, so the banner and the
+    history never show two counts without saying which is which. The evaluator's reason
+    says the same figures as now's, so it is not repeated."""
     rule = markdown_text(entry.get("rule", "alert"))
     group = markdown_text(f"{entry.get('group_by') or 'group'} {entry.get('key') or ''}".strip())
     since = f", firing since {when(entry['fired_at'])}" if entry.get("fired_at") else ""
     source = _limit_source(str(entry.get("reason") or ""))
     which = f" ({markdown_text(source)})" if source else ""
+    span = f" in the last {markdown_text(window)}" if isinstance(window, str) and window else ""
+    turns = entry.get("turns") or 0
     return (
-        f"**{rule}** · {group}: {_rate(entry.get('value'))} of {entry.get('turns') or 0} "
-        f"turns, above its limit of {_rate(entry.get('limit'))}{which}{since}."
+        f"**{rule}** · {group}: {_rate(entry.get('value'))} of {turns} turns{span} now, "
+        f"above its limit of {_rate(entry.get('limit'))}{which}{since}"
+        f"{_at_notice(entry, notice)}."
     )
+
+
+def _at_notice(entry: Mapping[str, Any], notice: Mapping[str, Any] | None) -> str:
+    """`; at its last notice, 40.0% of 99 turns` when the history's figures differ."""
+    if notice is None:
+        return ""
+    then = (_rate(notice.get("value")), notice.get("turns"))
+    if then == (_rate(entry.get("value")), entry.get("turns")) or then[1] is None:
+        return ""
+    at = f" ({when(notice['notified_at'])[11:]})" if notice.get("notified_at") else ""
+    return f"; at its last notice{at}, {then[0]} of {then[1]} turns"
 
 
 _LIMIT_SOURCE = re.compile(r"^above (.+?) \(")
@@ -292,9 +318,9 @@ def history_rows(history: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "state": alert.get("state"),
                 "fired": when(alert["fired_at"]) if alert.get("fired_at") else "",
                 "resolved": when(alert["resolved_at"]) if alert.get("resolved_at") else "",
-                "rate": _rate(alert.get("value")),
+                "rate at last notice": _rate(alert.get("value")),
                 "threshold": _rate(alert.get("threshold")),
-                "turns": alert.get("turns"),
+                "turns at last notice": alert.get("turns"),
                 "notices": alert.get("notices"),
                 "deliveries": f"{len(deliveries) - failed} ok, {failed} failed"
                 if deliveries

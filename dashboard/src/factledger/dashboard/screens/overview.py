@@ -1,6 +1,6 @@
 """Overview: reject and flagged rates per model over time, turn volume, findings by kind,
-verdicts by agent, the models and agents whose reject rate rose most, and how the sources
-of truth answered per finding kind."""
+verdicts by agent, the models and agents whose reject rate rose most, how the sources
+of truth answered per finding kind, and what the in-loop guard did per model and agent."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import streamlit as st
 
 from factledger.dashboard import charts, figures
 from factledger.dashboard.client import ApiClient, GroupBy, NotFound
+from factledger.dashboard.screens.guard_views import guard_table
 from factledger.dashboard.ui import percent
 from factledger.dashboard.verification import summary_rows
 
@@ -144,6 +145,7 @@ def render(api: ApiClient) -> None:
             width="stretch",
         )
     _verification(api, bounds.split, now, window_name or figures.DEFAULT_WINDOW)
+    guard_table(api, bounds.split, now)
 
 
 def _verification(api: ApiClient, since: datetime, until: datetime, window_name: str) -> None:

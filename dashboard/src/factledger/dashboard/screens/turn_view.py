@@ -23,6 +23,7 @@ from factledger.dashboard.finding_evidence import (
 from factledger.dashboard.finding_sets import FindingGroup, finding_groups
 from factledger.dashboard.highlight import highlight_reply, label_html, mark_tokens
 from factledger.dashboard.safe_text import markdown_text
+from factledger.dashboard.screens.guard_views import guard_block
 from factledger.dashboard.snapshot_notes import backing_note
 from factledger.dashboard.ui import verdict_html, when
 
@@ -43,6 +44,7 @@ def render_turn(turn: Turn) -> None:
         f"<code>{html.escape(turn['conversation_id'] or '–')}</code> · verdict version "
         f"{turn['version']}</span>"
     )
+    guard_block(turn)
     labeling.turn_labels(turn)
     found = finding_evidence(
         turn["findings"], turn["tool_calls"], turn["user_message"], turn["spans"]

@@ -30,6 +30,10 @@ joined before its agent span arrived is taken out again (the group it leaves is 
 again). One user request counts once. A group with nothing to build a turn from (only
 tool spans) is counted as `no_turn_root` when it is judged.
 
+Each turn carries what the in-loop guard did in it (`Turn.guard`), read from the guard
+attributes of all its spans, those that say nothing else about the turn too
+(`processors.guard_activity`).
+
 A request that continues an earlier response (the Responses API's
 `previous_response_id`, which a session's next run sends with only its new message) is a
 turn of its own, never joined; its history is read from the calls of the chain it
@@ -88,6 +92,7 @@ from factledger.processors.assembly.turn_builder import (
     responses_chain,
     split_turns,
 )
+from factledger.processors.guard_activity import guard_activity
 from factledger.processors.judging.drops import Drop
 from factledger.processors.model import Turn
 from factledger.processors.normalize.base import (
@@ -763,8 +768,9 @@ class TurnAssembler:
                     ordinal += 1
             taken.add(turn_id)
             turn_ids[id(part)] = turn_id
-            if turn_id != turn.turn_id:
-                turn = replace(turn, turn_id=turn_id)
+            guard = guard_activity(m.raw for m in part.members if m.raw is not None)
+            if turn_id != turn.turn_id or guard != turn.guard:
+                turn = replace(turn, turn_id=turn_id, guard=guard)
             assembled = self._versioned(turn, part.members, parent_id)
             if assembled is not None:
                 out.append(assembled)

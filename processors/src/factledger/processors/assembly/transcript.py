@@ -20,7 +20,7 @@ from factledger.processors.errors import TranscriptError
 from factledger.processors.evidence.prose_calls import find_prose_calls, parse_arguments
 from factledger.processors.model import Message, ToolCall, ToolDefinition, Turn
 from factledger.processors.normalize.values import is_mapping
-from factledger.processors.nudges import is_framework_nudge
+from factledger.processors.nudges import is_framework_nudge, without_guard_calls
 
 CONTEXT_WINDOW = 10
 """Conversation messages before the turn that count as known for identifiers (the usual
@@ -38,10 +38,10 @@ def turn_from_transcript(
     return Turn(
         reply=read.reply,
         user_message=read.user_message,
-        tool_calls=read.tool_calls,
+        tool_calls=without_guard_calls(read.tool_calls),
         tools=read.tools,
         context=read.context,
-        history_tool_calls=read.history_tool_calls,
+        history_tool_calls=without_guard_calls(read.history_tool_calls),
         user_history=read.user_history,
         steps=read.steps,
         system_prompt=read.system_prompt,

@@ -54,7 +54,7 @@ from factledger.processors.normalize.base import (
     ToolExecution,
 )
 from factledger.processors.normalize.values import is_response_id
-from factledger.processors.nudges import is_framework_nudge
+from factledger.processors.nudges import is_framework_nudge, without_guard_calls
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
@@ -371,7 +371,7 @@ def build_turn(spans: TurnSpans) -> Turn:
     ordered = _by_time(spans.steps)
     calls = _calls_from_outputs(read, ordered, thread)
     calls = _with_executions(calls, spans.tools, thread, len(read.steps), anonymous)
-    calls = _framework_written(calls, spans.steps)
+    own_calls = without_guard_calls(_framework_written(calls, spans.steps))
     agent_name = (
         _agent_name(agent, spans.inner_agents, _first_started(spans.steps))
         or _first(s.agent_name for s in reversed(ordered))
@@ -381,10 +381,10 @@ def build_turn(spans: TurnSpans) -> Turn:
     return Turn(
         reply=read.reply,
         user_message=read.user_message,
-        tool_calls=with_answer_calls(calls, read.reply, len(read.steps) - 1),
+        tool_calls=with_answer_calls(own_calls, read.reply, len(read.steps) - 1),
         tools=_with_agent_tools(_tools(final, ordered, agent), (agent, *spans.inner_agents)),
         context=read.context,
-        history_tool_calls=with_answer_calls(read.history_tool_calls, "", -1),
+        history_tool_calls=with_answer_calls(without_guard_calls(read.history_tool_calls), "", -1),
         user_history=read.user_history,
         steps=read.steps,
         system_prompt=read.system_prompt,
@@ -401,7 +401,7 @@ def build_turn(spans: TurnSpans) -> Turn:
             agent_name,
             named=named,
             ran_beside=_agents_beside(agent, spans),
-            calls=(*calls, *read.history_tool_calls),
+            calls=(*own_calls, *read.history_tool_calls),
         ),
         speakers=tuple(dict.fromkeys(named)),
         reply_span_id=final.span_id if final is not None else (agent.span_id if agent else ""),
