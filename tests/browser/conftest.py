@@ -13,6 +13,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -81,6 +82,27 @@ def seeded(service: ServiceProcess) -> ServiceProcess:
             return service
         time.sleep(0.5)
     raise AssertionError(f"only {total} of {DEMO_TURNS} turns judged:\n{service.log()[-3000:]}")
+
+
+def judged_turn(url: str, conversation_id: str) -> dict[str, Any]:
+    """The judged turn of a conversation as `GET /turns/{id}` serves it, once there is one."""
+    deadline = time.monotonic() + JUDGED_TIMEOUT
+    while time.monotonic() < deadline:
+        found = httpx.get(
+            f"{url}/api/v1/turns", params={"conversation_id": conversation_id}, timeout=30
+        ).json()["turns"]
+        if found:
+            turn: dict[str, Any] = httpx.get(
+                f"{url}/api/v1/turns/{found[0]['turn_id']}", timeout=30
+            ).json()
+            return turn
+        time.sleep(0.3)
+    raise AssertionError(f"no judged turn for {conversation_id}")
+
+
+def dashboard_of(api_url: str, log_path: Path) -> Iterator[str]:
+    """A dashboard reading `api_url` for as long as the generator runs: yields its URL."""
+    yield from _dashboard(api_url, log_path)
 
 
 def _dashboard(api_url: str, log_path: Path) -> Iterator[str]:

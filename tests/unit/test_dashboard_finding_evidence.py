@@ -438,7 +438,7 @@ TICKET = call(
             id="borrowed-is-in-the-request",
         ),
         pytest.param(
-            "confabulated_identifier_set",
+            "fabricated_identifier",
             "VPN drops",
             "",
             "VPN drops in the result of create_ticket (call_1) (in the arguments of "

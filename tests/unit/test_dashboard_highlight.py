@@ -184,12 +184,14 @@ def test_mark_tokens(text: str, marks: list[Any], error: bool, expected: str):
     assert mark_tokens(text, marks, error=error) == expected
 
 
-def test_each_tone_has_a_colour_and_only_backed_is_green():
+def test_each_tone_has_a_colour_and_only_evidence_is_green():
     css = stylesheet()
-    for tone in ("backed", "against", "seen"):
+    for tone in ("backed", "real", "against", "seen"):
         assert f"mark.fl-{tone} {{" in css
-    greens = re.findall(r"([^\n]*)\{ background: #9ae6b4; \}", css)
-    assert [g.strip() for g in greens] == ["mark.fl-backed"]
+    green = (palette.EVIDENCE, palette.EVIDENCE_MARK, palette.EVIDENCE_BACKGROUND)
+    greens = {s for s, body in _rules(css).items() if any(c in body for c in green)}
+    assert greens, "the evidence colour is drawn somewhere"
+    assert all("backed" in s or "fl-real" in s for s in greens), greens
 
 
 def _rules(css: str) -> dict[str, str]:

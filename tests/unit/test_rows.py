@@ -363,6 +363,10 @@ def test_finding_rows_from_a_validated_turn() -> None:
             "Model": "test-model",
             "AgentName": "",
             "StartedAt": 1_740_830_400_123,
+            # the real key of the trace that the fabricated one stands beside
+            "Real.Token": ["TKT-1001"],
+            "Real.Tool": ["create_ticket"],
+            "Real.CallId": ["call_0"],
         }
     ]
 

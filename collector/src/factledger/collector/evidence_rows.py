@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from factledger.collector.rows import epoch_ms
+from factledger.processors.evidence.result_tokens import Backing
 from factledger.processors.evidence.snapshots import CitationBacking, Snapshot
 
 SNAPSHOT_COLUMNS: tuple[str, ...] = (
@@ -43,6 +44,11 @@ TURN_EVIDENCE_COLUMNS: tuple[str, ...] = (
     "Citations.SpanStart",
     "Citations.SpanEnd",
     "Citations.SnapshotHash",
+    "Backings.Token",
+    "Backings.SpanStart",
+    "Backings.SpanEnd",
+    "Backings.Tool",
+    "Backings.CallId",
 )
 
 
@@ -74,6 +80,7 @@ def turn_evidence_row(
     started_at: datetime,
     snapshots: Sequence[Snapshot],
     citations: Sequence[CitationBacking],
+    backings: Sequence[Backing] = (),
 ) -> list[Any]:
     """The `turn_evidence` row of one verdict version, in TURN_EVIDENCE_COLUMNS order
     ('' for a citation no snapshot backs)."""
@@ -92,4 +99,9 @@ def turn_evidence_row(
         [c.start for c in citations],
         [c.end for c in citations],
         [c.snapshot_hash or "" for c in citations],
+        [b.token for b in backings],
+        [b.start for b in backings],
+        [b.end for b in backings],
+        [b.tool for b in backings],
+        [b.call_id for b in backings],
     ]

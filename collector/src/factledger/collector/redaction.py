@@ -50,8 +50,9 @@ from factledger.collector.secret_rules import (
 from factledger.processors.config_files import read_toml
 from factledger.processors.errors import ConfigError
 from factledger.processors.evidence.outcomes import call_succeeded
+from factledger.processors.evidence.result_tokens import Backing
 from factledger.processors.evidence.snapshots import CitationBacking, Snapshot
-from factledger.processors.model import Finding, TextRange, ToolCall, Turn, Verdict
+from factledger.processors.model import Finding, ResultToken, TextRange, ToolCall, Turn, Verdict
 from factledger.processors.normalize.values import CONVERSATION_KEYS
 from factledger.processors.spans import SpanRecord
 from factledger.processors.verification.base import Verification
@@ -227,7 +228,11 @@ class Redactor:
             reply=_apply(turn.reply, reply_edits),
             tool_calls=tuple(self._call(call, known) for call in turn.tool_calls),
         )
-        findings = tuple(self._finding(f, reply_edits, known) for f in verdict.findings)
+        shown = _StoredResults(self, turn, stored_turn, known)
+        findings = tuple(
+            replace(self._finding(f, reply_edits, known), real=shown.kept(f.real))
+            for f in verdict.findings
+        )
         return stored_turn, replace(verdict, findings=findings)
 
     def evidence(
@@ -235,11 +240,15 @@ class Redactor:
         turn: Turn,
         snapshots: Sequence[Snapshot],
         citations: Sequence[CitationBacking],
-    ) -> tuple[tuple[Snapshot, ...], tuple[CitationBacking, ...]]:
-        """Copies of a turn's snapshots and citation backings to store: contents, addresses
-        and cited texts redacted, citation offsets moved to the redacted reply (as
-        `judged` moves findings'). A snapshot keeps the hash of the raw text: it names
-        what the tool returned, and the same document read again maps to it."""
+        backings: Sequence[Backing] = (),
+    ) -> tuple[tuple[Snapshot, ...], tuple[CitationBacking, ...], tuple[Backing, ...]]:
+        """Copies of a turn's snapshots, citation backings and identifier backings to
+        store: contents, addresses and cited texts redacted, offsets moved to the redacted
+        reply (as `judged` moves findings'). A backed identifier is kept only where the
+        redacted reply still shows it as it was: a secret is often recognised by its
+        context ("api key: …"), which the bare token lacks. A snapshot keeps the hash of
+        the raw text: it names what the tool returned, and the same document read again
+        maps to it."""
         known = self._known_secrets(turn)
         reply_edits = self.edits(turn.reply, known)
         stored_snapshots = tuple(
@@ -257,7 +266,18 @@ class Redactor:
             )
             for c in citations
         )
-        return stored_snapshots, stored_citations
+        stored_reply = _apply(turn.reply, reply_edits)
+        moved = (
+            replace(
+                b,
+                start=_moved(b.start, reply_edits),
+                end=_moved(b.end, reply_edits, end=True),
+                tool=self.text(b.tool),
+            )
+            for b in backings
+        )
+        stored_backings = tuple(b for b in moved if stored_reply[b.start : b.end] == b.token)
+        return stored_snapshots, stored_citations, stored_backings
 
     def _known_secrets(self, turn: Turn) -> list[str]:
         # A value the agent passed under a secret's name (`{"password": "two words"}`) is
@@ -313,6 +333,7 @@ class Redactor:
         for finding in verdict.findings:
             strings += (finding.message, finding.token, *finding.checked_against)
             strings += (finding.checked_note or "",)
+            strings += (s for r in finding.real for s in (r.token, r.tool))
         return self._all_clean(strings)
 
     def _all_clean(self, strings: list[str]) -> bool:
@@ -400,6 +421,34 @@ class Redactor:
             else self.text(finding.checked_note, known),
             span=span,
         )
+
+
+class _StoredResults:
+    """The tool results of a turn as stored (redacted), read for a finding's real tokens:
+    a token is kept only where its call's stored result still shows it, since a secret is
+    often recognised by its context ("api key: …"), which the bare token lacks. Results of
+    earlier turns are redacted when first asked for."""
+
+    def __init__(self, redactor: Redactor, raw: Turn, stored: Turn, known: Sequence[str]):
+        self._redactor = redactor
+        self._known = known
+        self._calls = {
+            (c.name, c.call_id): s.result or ""
+            for c, s in zip(raw.tool_calls, stored.tool_calls, strict=True)
+        }
+        self._history = {(c.name, c.call_id): c.result or "" for c in raw.history_tool_calls}
+
+    def kept(self, real: Sequence[ResultToken]) -> tuple[ResultToken, ...]:
+        return tuple(
+            replace(r, tool=self._redactor.text(r.tool)) for r in real if r.token in self._of(r)
+        )
+
+    def _of(self, real: ResultToken) -> str:
+        key = (real.tool, real.call_id)
+        if key not in self._calls:
+            raw = self._history.get(key, "")
+            self._calls[key] = self._redactor.text(raw, self._known) if raw else ""
+        return self._calls[key]
 
 
 _PICKLED = frozenset({"_rules", "_all_joinable", "_keys"})

@@ -107,6 +107,9 @@ FINDING_COLUMNS: tuple[str, ...] = (
     "Model",
     "AgentName",
     "StartedAt",
+    "Real.Token",
+    "Real.Tool",
+    "Real.CallId",
 )
 
 VERIFICATION_COLUMNS: tuple[str, ...] = (
@@ -512,6 +515,9 @@ def finding_rows(
                 turn.model,
                 turn.agent,
                 started_ms,
+                [r.token for r in finding.real],
+                [r.tool for r in finding.real],
+                [r.call_id for r in finding.real],
             ]
         )
     return rows

@@ -93,6 +93,24 @@ class VerificationSummary(TypedDict):
     total: VerificationTally
 
 
+class ResultToken(TypedDict):
+    """A token as a tool result shows it, and the call that returned it."""
+
+    token: str
+    tool: str
+    call_id: str | None
+
+
+class Backing(TypedDict):
+    """An identifier of the reply at [start, end) that a tool result backs."""
+
+    token: str
+    start: int
+    end: int
+    tool: str
+    call_id: str | None
+
+
 class GuardTally(TypedDict):
     turns: int
     checks: int
@@ -136,6 +154,7 @@ Finding = TypedDict(
         "validator": str,
         "score": float | None,
         "call_id": str | None,
+        "real": list[ResultToken],
     },
 )
 
@@ -245,6 +264,7 @@ class Turn(TurnSummary):
     versions: list[Version]
     snapshots: list[SnapshotRef]
     citations: list[Citation]
+    backings: list[Backing]
     guard: NotRequired[TurnGuard]
     """Absent from a service older than the guard counts."""
 

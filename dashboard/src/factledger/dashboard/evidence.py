@@ -20,11 +20,13 @@ MAX_ERROR_LINES = 5
 """Lines of a failed call's result marked as its error."""
 _ARGUMENT_KINDS = frozenset({"ungrounded_tool_argument"})
 
-Tone = Literal["backed", "against", "seen"]
-"""How a piece of the trace bears on a finding. `backed`: it supports what the reply says
-(the only one shown green). `against`: it is what the finding rests on (the error a call
-returned, an invented value, a tool nobody offered). `seen`: the token shows up there
-without backing anything (a search snippet, a call echoing its own input)."""
+Tone = Literal["backed", "real", "against", "seen"]
+"""How a piece of the trace bears on a finding. `backed`: it supports what the reply says.
+`real`: what the tools did return where the reply gives an invented token (the real key
+beside a fabricated one); it backs nothing the reply says. Only these two are shown green.
+`against`: it is what the finding rests on (the error a call returned, an invented value,
+a tool nobody offered). `seen`: the token shows up there without backing anything (a
+search snippet, a call echoing its own input)."""
 Where = Literal["arguments", "result"]
 
 
@@ -53,6 +55,11 @@ def call_label(call: Mapping[str, Any], index: int) -> str:
     name = str(call.get("name") or f"call {index + 1}")
     call_id = call.get("call_id")
     return f"{name} ({call_id})" if call_id else name
+
+
+def source_label(tool: str, call_id: str | None) -> str:
+    """Where a token came from: `git_push (call_7)`, or the tool alone without a call id."""
+    return f"{tool} ({call_id})" if call_id else tool
 
 
 def search_text(finding: Mapping[str, Any]) -> str:

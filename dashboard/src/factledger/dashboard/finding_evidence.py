@@ -12,14 +12,18 @@ them (`processors/validators/`):
   nowhere;
 - `unfetched_citation`: the fetches of the session and their URLs, and where the cited
   source showed up without being fetched (a search result);
-- identifier kinds (fabricated, borrowed, confabulated): the token looked up in the tool
-  results, the arguments and the request; negated: the result that shows what the reply
-  denies; a contradicted state: the record that gives the object another state;
+- identifier kinds (fabricated, borrowed): the token looked up in the tool results, the
+  arguments and the request, and the real identifier the validator compared it with
+  (`real`: the nearest one a tool returned, with its call); a class-5 set, once for the
+  whole set (`finding_sets`): its invented names, and its real ones with the call that
+  shows each; negated: the result that shows what the reply denies; a contradicted state:
+  the record that gives the object another state;
 - `ungrounded_quantity`: the results the number was looked up in;
 - claims, summaries and stalls: the calls that succeeded, or that none ran.
 
-Every part and mark carries a `Tone`, and only `backed` is shown green: a finding's own
-evidence (an error, an invented value, a tool nobody offered) is `against`, never green.
+Every part and mark carries a `Tone`, and only `backed` and `real` are shown green: a
+finding's own evidence (an error, an invented value, a tool nobody offered) is `against`,
+never green.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from factledger.dashboard.evidence import Tone, Trace, Where
+from factledger.dashboard.evidence import Tone, Trace, Where, source_label
+from factledger.dashboard.finding_sets import FindingGroup, finding_groups
 
 MAX_SHOWN_CHARS = 160
 """Tokens longer than this are cut in a sentence (the reply and the payloads show all)."""
@@ -98,12 +103,18 @@ def finding_evidence(
     spans: Iterable[Mapping[str, Any]] = (),
 ) -> list[FindingEvidence]:
     """The evidence of each finding, in the findings' order: one per distinct (kind,
-    token, call), none for `validator_error` (a validator that raised has no evidence).
-    `spans` (the turn's) give the error text of a failed call that recorded no result."""
+    token, call), one per class-5 set, none for `validator_error` (a validator that raised
+    has no evidence). `spans` (the turn's) give the error text of a failed call that
+    recorded no result."""
     trace = Trace.of(tool_calls, user_message, spans)
+    listed = list(findings)
     seen: set[tuple[str, str, str]] = set()
     out: list[FindingEvidence] = []
-    for finding in findings:
+    for group in finding_groups(listed):
+        finding = listed[group.first]
+        if group.is_set:
+            out.append(_set_evidence(group, listed, trace))
+            continue
         kind = str(finding.get("kind", ""))
         key = (kind, str(finding.get("token") or ""), str(finding.get("call_id") or ""))
         if key in seen or kind == "validator_error":
@@ -194,7 +205,56 @@ def _identifier(finding: Mapping[str, Any], trace: Trace) -> _Built:
         parts.append(Part(f" ({'; '.join(elsewhere)})"))
     if finding.get("kind") == "borrowed_identifier" and not results:
         parts.append(Part(", yet the reply presents it as a tool's output"))
+    for real in finding.get("real") or ():
+        shown = str(real.get("token") or "")
+        call_id = real.get("call_id")
+        parts += [
+            Part("; the tools returned "),
+            _code(shown, "real"),
+            Part(f" in {source_label(str(real.get('tool', '')), call_id)}", "real"),
+        ]
+        own = trace.index_of({"call_id": call_id})
+        calls = [own] if own is not None else None
+        marks += [
+            CallMark(i, "result", form, "real") for i, form in trace.holding(shown, "result", calls)
+        ]
     return parts, marks, []
+
+
+def _set_evidence(
+    group: FindingGroup, findings: Sequence[Mapping[str, Any]], trace: Trace
+) -> FindingEvidence:
+    """A class-5 set once: its invented names, and its real names with the call that
+    shows each (green: they back what the reply says)."""
+    members = [findings[i] for i in group.indices]
+    severities = {str(f.get("severity", "")) for f in members}
+    severity = next((s for s in ("reject", "flag") if s in severities), members[0].get("severity"))
+    count = len(group.invented)
+    parts = [Part(f"{count} names presented as existing that no tool result shows: ")]
+    marks: list[CallMark] = []
+    for n, name in enumerate(group.invented):
+        parts += [*([Part(", ")] if n else []), _code(name, "against")]
+        marks += [
+            CallMark(i, "arguments", form, "seen") for i, form in trace.holding(name, "arguments")
+        ]
+    if group.real:
+        parts.append(Part("; beside them, in the tools: "))
+        for n, real in enumerate(group.real):
+            parts += [*([Part(", ")] if n else []), _code(real.token, "backed")]
+            parts.append(Part(f" ✓ in {real.source}", "backed"))
+            marks += [
+                CallMark(i, "result", form, "backed")
+                for i, form in trace.holding(real.token, "result")
+            ]
+    else:
+        parts.append(Part("; no name of the set is in a tool result"))
+    return FindingEvidence(
+        kind=str(members[0].get("kind", "")),
+        severity=str(severity),
+        token=", ".join(group.invented),
+        parts=tuple(parts),
+        marks=tuple(dict.fromkeys(marks)),
+    )
 
 
 def _negated(finding: Mapping[str, Any], trace: Trace) -> _Built:

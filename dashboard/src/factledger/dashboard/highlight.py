@@ -7,7 +7,13 @@ offsets is located by its token wherever the token occurs (at most MAX_MARKS_PER
 times). Overlapping findings split the text into segments; a segment covered by several
 findings carries every kind's class, and each finding's label follows its last segment.
 Marks and labels are coloured by severity, never by kind (`palette`): red a reject,
-amber a flag.
+amber a flag. A class-5 set's names are each marked, and labelled once, after the last.
+
+Green, the evidence colour, marks what the tool results show, as the service stored it:
+an identifier of the reply a tool result backs (`backings`, and the real names of a
+class-5 set) is marked with "✓ in <tool> (<call id>)"; after a finding that names the real
+identifier it was compared with (`real`), that identifier follows in a chip with its
+call. A finding's mark wins over a backed one where they overlap.
 
 In a tool payload, text is marked in the tone of the evidence it is (`evidence.Tone`):
 green `fl-backed` only where it backs what the reply says, red `fl-against` where it is
@@ -24,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from factledger.dashboard import palette
-from factledger.dashboard.evidence import Tone
+from factledger.dashboard.evidence import Tone, source_label
+from factledger.dashboard.finding_sets import SET_KIND
 
 MAX_MARKS_PER_TOKEN = 20
 MAX_TOKEN_CHARS = 500
@@ -42,6 +49,15 @@ class Mark:
     kind: str
     severity: str
     message: str
+
+
+@dataclass(frozen=True)
+class Backed:
+    """reply[start:end] is what a tool result shows; `source` names the call."""
+
+    start: int
+    end: int
+    source: str
 
 
 def css_class(kind: str) -> str:
@@ -106,19 +122,35 @@ def stylesheet() -> str:
         f".fl-label.fl-sev-reject {{ background: {p.REJECT_BACKGROUND}; color: {p.REJECT_TEXT}; }}",
         f".fl-label.fl-sev-flag {{ background: {p.FLAG_BACKGROUND}; color: {p.FLAG_TEXT}; }}",
         f".fl-tone {{ border-radius: 0.25rem; padding: {_MARK_PADDING}; color: inherit; }}",
-        "mark.fl-backed { background: #9ae6b4; }",
+        f"mark.fl-backed {{ background: {p.EVIDENCE_MARK}; }}",
+        f"mark.fl-real {{ background: {p.EVIDENCE_MARK}; outline: 1px dashed {p.EVIDENCE}; }}",
+        # A backed identifier of the reply: shaped like a finding's mark and chip, but not
+        # one (no `fl-mark`, no `fl-label`: those are findings, in their severity's colour).
+        f".fl-reply-backed {{ border-radius: 0.25rem; padding: {_MARK_PADDING};"
+        f" outline: 1.5px solid {p.EVIDENCE}; -webkit-box-decoration-break: clone;"
+        " box-decoration-break: clone; }",
+        ".fl-backed-note { font-family: system-ui, sans-serif; font-size: 0.68rem;"
+        " font-weight: 600; border-radius: 0.6rem; padding: 0.05rem 0.4rem; margin: 0 0.2rem;"
+        f" white-space: nowrap; vertical-align: 0.12rem; background: {p.EVIDENCE_BACKGROUND};"
+        f" color: {p.EVIDENCE_TEXT}; }}",
+        ".fl-real-chip { font-family: system-ui, sans-serif; font-size: 0.72rem;"
+        f" color: {p.EVIDENCE_TEXT}; margin: 0 0.2rem; }}",
+        # The chip may wrap between its words, never inside the real token.
+        ".fl-real-chip mark { font-family: ui-monospace, SFMono-Regular, Menlo, monospace;"
+        f" font-size: 0.8rem; padding: {_MARK_PADDING}; border-radius: 0.25rem;"
+        " white-space: nowrap; }",
         f"mark.fl-against {{ background: {p.REJECT_BACKGROUND}; outline: 1px solid {p.REJECT}; }}",
         f"mark.fl-seen {{ background: {p.NEUTRAL_BACKGROUND}; outline: 1px dashed {p.NEUTRAL}; }}",
-        ".fl-part.fl-backed { color: #276749; font-weight: 600; }",
+        f".fl-part.fl-backed, .fl-part.fl-real {{ color: {p.EVIDENCE}; font-weight: 600; }}",
         f".fl-part.fl-against {{ color: {p.REJECT}; font-weight: 600; }}",
         f".fl-part.fl-seen {{ color: {p.NEUTRAL_TEXT}; }}",
-        "code.fl-part.fl-backed { background: #c6f6d5; }",
+        f"code.fl-part.fl-backed, code.fl-part.fl-real {{ background: {p.EVIDENCE_BACKGROUND}; }}",
         f"code.fl-part.fl-against {{ background: {p.REJECT_BACKGROUND}; }}",
         f"code.fl-part.fl-seen {{ background: {p.NEUTRAL_BACKGROUND}; }}",
         ".fl-badge { display: inline-block; font-size: 0.75rem; font-weight: 600;"
         " border-radius: 0.7rem; padding: 0.05rem 0.5rem; margin-right: 0.4rem; }",
         f".fl-badge.fl-against {{ background: {p.REJECT_BACKGROUND}; color: {p.REJECT_TEXT}; }}",
-        ".fl-badge.fl-backed { background: #c6f6d5; color: #22543d; }",
+        f".fl-badge.fl-backed {{ background: {p.EVIDENCE_BACKGROUND}; color: {p.EVIDENCE_TEXT}; }}",
         f".fl-badge.fl-seen {{ background: {p.NEUTRAL_BACKGROUND}; color: {p.NEUTRAL_TEXT}; }}",
         # A flag's evidence is amber, not red: red is for rejects only.
         f".fl-sev-flag mark.fl-against {{ background: {p.FLAG_BACKGROUND};"
@@ -149,17 +181,84 @@ def locate(reply: str, findings: Iterable[Mapping[str, Any]]) -> list[Mark]:
     return marks
 
 
-def highlight_reply(reply: str, findings: Iterable[Mapping[str, Any]]) -> str:
+def backed_spans(
+    reply: str,
+    findings: Iterable[Mapping[str, Any]],
+    backings: Iterable[Mapping[str, Any]] = (),
+) -> list[Backed]:
+    """What the reply shows green: each stored backing whose offsets still hold its token,
+    and each real name of a class-5 set wherever it occurs; none inside a finding's mark."""
+    listed = list(findings)
+    taken = [(m.start, m.end) for m in locate(reply, listed)]
+    found: dict[tuple[int, int], Backed] = {}
+    for backing in backings:
+        start, end = int(backing.get("start", -1)), int(backing.get("end", -1))
+        if 0 <= start < end <= len(reply) and reply[start:end] == backing.get("token"):
+            source = source_label(str(backing.get("tool", "")), backing.get("call_id"))
+            found.setdefault((start, end), Backed(start, end, source))
+    for finding in listed:
+        if finding.get("kind") != SET_KIND:
+            continue
+        for real in finding.get("real") or ():
+            token = str(real.get("token") or "")
+            source = source_label(str(real.get("tool", "")), real.get("call_id"))
+            for start in _occurrences(reply, token):
+                found.setdefault(
+                    (start, start + len(token)), Backed(start, start + len(token), source)
+                )
+    return sorted(
+        (b for b in found.values() if not any(s < b.end and b.start < e for s, e in taken)),
+        key=lambda b: (b.start, -b.end),
+    )
+
+
+def real_chip(real: Mapping[str, Any]) -> str:
+    """The real identifier a finding was compared with, and the call that returned it."""
+    source = source_label(str(real.get("tool", "")), real.get("call_id"))
+    return (
+        f'<span class="fl-real-chip" data-source="{html.escape(source, quote=True)}">real: '
+        f'<mark class="fl-tone fl-real fl-real-token">{html.escape(str(real.get("token")))}</mark>'
+        f" in {html.escape(source)}</span>"
+    )
+
+
+def highlight_reply(
+    reply: str,
+    findings: Iterable[Mapping[str, Any]],
+    backings: Iterable[Mapping[str, Any]] = (),
+) -> str:
     """The reply as `<div class="fl-reply">` HTML with every located finding in a
-    `<mark class="fl-mark fl-kind-...">` followed by a label naming its kind."""
-    marks = locate(reply, findings)
-    cuts = sorted({0, len(reply)} | {m.start for m in marks} | {m.end for m in marks})
+    `<mark class="fl-mark fl-kind-...">` followed by a label naming its kind (and a chip
+    with the real identifier it was compared with), and every backed identifier in a
+    `<mark class="fl-tone fl-backed fl-reply-backed">` followed by a note "✓ in <tool>
+    (<call id>)"."""
+    listed = list(findings)
+    marks = locate(reply, listed)
+    greens = backed_spans(reply, listed, backings)
+    reals = _reals_by_kind_and_end(reply, listed)
+    set_end = max((m.end for m in marks if m.kind == SET_KIND), default=-1)
+    cuts = sorted(
+        {0, len(reply)}
+        | {m.start for m in marks}
+        | {m.end for m in marks}
+        | {b.start for b in greens}
+        | {b.end for b in greens}
+    )
     parts: list[str] = []
     for start, end in itertools.pairwise(cuts):
         text = html.escape(reply[start:end])
         covering = [m for m in marks if m.start <= start and end <= m.end]
         if not covering:
-            parts.append(text)
+            green = next((b for b in greens if b.start <= start and end <= b.end), None)
+            if green is None:
+                parts.append(text)
+                continue
+            note = html.escape(f"✓ in {green.source}")
+            parts.append(
+                f'<mark class="fl-tone fl-backed fl-reply-backed" title="{note}">{text}</mark>'
+            )
+            if green.end == end:
+                parts.append(f'<span class="fl-backed-note">{note}</span>')
             continue
         covering.sort(key=lambda m: -SEVERITY_RANK.get(m.severity, 0))
         classes = " ".join(
@@ -173,11 +272,31 @@ def highlight_reply(reply: str, findings: Iterable[Mapping[str, Any]]) -> str:
         parts.append(f'<mark class="{classes}" data-kinds="{kinds}" title="{title}">{text}</mark>')
         endings = {m.kind: m.severity for m in reversed(covering) if m.end == end}
         for ending in dict.fromkeys(m.kind for m in covering if m.end == end):
+            if ending == SET_KIND and end != set_end:
+                continue  # a set is one finding: its label follows its last name only
             parts.append(label_html(ending, endings[ending]))
+            parts.extend(real_chip(r) for r in reals.get((ending, end), ()))
     return f'<div class="fl-reply">{"".join(parts)}</div>'
 
 
-TONE_RANK: dict[Tone, int] = {"against": 0, "backed": 1, "seen": 2}
+def _reals_by_kind_and_end(
+    reply: str, findings: Sequence[Mapping[str, Any]]
+) -> dict[tuple[str, int], list[Mapping[str, Any]]]:
+    """The real identifiers to show after a finding's label, keyed by its kind and the end
+    of its mark; a class-5 set's real names are marked where they stand instead."""
+    out: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for finding in findings:
+        kind = str(finding.get("kind", ""))
+        real = [r for r in finding.get("real") or () if r.get("token")]
+        if not real or kind == SET_KIND:
+            continue
+        for mark in locate(reply, [finding]):
+            listed = out.setdefault((kind, mark.end), [])
+            listed.extend(r for r in real if r not in listed)
+    return out
+
+
+TONE_RANK: dict[Tone, int] = {"against": 0, "backed": 1, "real": 2, "seen": 3}
 """Where two marks start at the same place, the finding's own evidence wins."""
 _SEEN: Tone = "seen"
 

@@ -241,13 +241,25 @@ class TextRange:
 
 
 @dataclass(frozen=True)
+class ResultToken:
+    """A token as a tool result of the turn shows it, and the call that returned it: the
+    real identifier a finding was compared with (`Finding.real`)."""
+
+    token: str
+    tool: str
+    call_id: str = ""
+
+
+@dataclass(frozen=True)
 class Finding:
     """One thing in a turn that its tool trace does not back.
 
     `token` is the offending text (identifier, sentence, tool name); `checked_against`
     names the tools it was compared with, and `checked_note` says in words what else it
     was compared with, or why with no tool ("no tool results", "the turn's plan text").
-    `score` is set for class-5 suspicions (0..1).
+    `score` is set for class-5 suspicions (0..1). `real` holds what the tools did return
+    that the token was compared with: a fabricated identifier's nearest real one, or the
+    names of a class-5 set that a tool result shows.
     """
 
     kind: Kind
@@ -260,6 +272,7 @@ class Finding:
     score: float | None = None
     call_id: str | None = None
     checked_note: str | None = None
+    real: tuple[ResultToken, ...] = ()
 
     @property
     def hallucination_class(self) -> HallucinationClass | Literal["-"]:

@@ -195,6 +195,24 @@ class ToolCall(ApiModel):
     )
 
 
+class ResultToken(ApiModel):
+    """A token as a tool result of the turn shows it, and the call that returned it."""
+
+    token: str
+    tool: str = Field(description="the name of the tool whose result holds it")
+    call_id: str | None = Field(description="that call's id; null when it recorded none")
+
+
+class Backing(ApiModel):
+    """An identifier of the reply that a tool result backs, and the call that backs it."""
+
+    token: str
+    start: int = Field(description="offset of its first character in the reply")
+    end: int = Field(description="offset after its last character in the reply")
+    tool: str = Field(description="the name of the tool whose result holds it")
+    call_id: str | None = Field(description="that call's id; null when it recorded none")
+
+
 class Finding(ApiModel):
     """Something in the reply that the turn's tool trace does not back."""
 
@@ -224,6 +242,13 @@ class Finding(ApiModel):
     validator: str = Field(description="name@version of the validator")
     score: float | None = Field(description="class-5 suspicion score (0..1), else null")
     call_id: str | None = Field(description="the tool call the finding is about, if one")
+    real: list[ResultToken] = Field(
+        default_factory=list,
+        description="what the tools did return that the token was compared with: a "
+        "fabricated identifier's nearest real one of its shape, or the names of a class-5 "
+        "set that a tool result shows; empty when there is none (and for findings stored "
+        "before schema 017)",
+    )
 
 
 class Verification(ApiModel):
@@ -389,6 +414,11 @@ class TurnDetail(TurnSummary):
         description="documents the latest version's reads retrieved, once per content"
     )
     citations: list[Citation] = Field(description="cited sources of the reply, in order")
+    backings: list[Backing] = Field(
+        default_factory=list,
+        description="identifiers of the reply that a tool result backs, in reply order, "
+        "each with the first call whose result holds it (the latest version's)",
+    )
     parent_turn_id: str = Field(
         default="",
         description="the turn this one is nested in (a sub-agent's own turn); empty for a"

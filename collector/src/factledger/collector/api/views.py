@@ -59,7 +59,8 @@ def split_checked(kind: str, checked: Sequence[str]) -> tuple[list[str], str | N
 
 def finding_view(row: Mapping[str, Any]) -> dict[str, Any]:
     """A `findings` row (its Kind, Class, Severity, Message, Token, CheckedAgainst,
-    CheckedNote, SpanStart, SpanEnd, Validator, Score, CallId) as the API shows a finding."""
+    CheckedNote, SpanStart, SpanEnd, Validator, Score, CallId and, when read, the Real
+    columns) as the API shows a finding."""
     kind = str(row["Kind"])
     if row["CheckedNote"] is None:  # written before schema 010
         tools, note = split_checked(kind, list(row["CheckedAgainst"]))
@@ -77,6 +78,15 @@ def finding_view(row: Mapping[str, Any]) -> dict[str, Any]:
         "validator": row["Validator"],
         "score": None if row["Score"] < 0 else float(row["Score"]),
         "call_id": row["CallId"] or None,
+        "real": [
+            {"token": token, "tool": tool, "call_id": call_id or None}
+            for token, tool, call_id in zip(
+                row.get("Real.Token", ()),
+                row.get("Real.Tool", ()),
+                row.get("Real.CallId", ()),
+                strict=True,
+            )
+        ],
     }
 
 

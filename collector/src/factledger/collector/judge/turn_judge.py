@@ -21,6 +21,7 @@ from factledger.collector.export.records import ReplyRef, version_cause
 from factledger.collector.judge.clock_skew import SKEW_BOUND_SECONDS, turn_times
 from factledger.collector.redaction import Redactor
 from factledger.processors.assembly.assembler import AssembledTurn, PriorVerdict
+from factledger.processors.evidence.result_tokens import identifier_backings
 from factledger.processors.evidence.snapshots import citation_backing, document_snapshots
 from factledger.processors.judging.core import (
     JudgedTurn,
@@ -33,6 +34,7 @@ from factledger.processors.judging.core import (
 from factledger.processors.judging.drops import ASSEMBLY_DROPS, TURN_DROPS, Drop
 from factledger.processors.model import Verdict
 from factledger.processors.spans import SpanRecord
+from factledger.processors.validators.identifiers import checked_identifiers
 from factledger.processors.verification.base import Verification
 from factledger.processors.verification.settle import Grade
 
@@ -137,13 +139,15 @@ def judged_evidence_rows(
     assembled: AssembledTurn, redactor: Redactor | None = None
 ) -> tuple[list[Row], Row]:
     """The `snapshots` rows and the `turn_evidence` row of one judged turn: what its reads
-    retrieved (fetched at the turn's start, the time the turn carries) and the snapshot
-    backing each citation. Found on the raw turn; stored redacted when `redactor` is set."""
+    retrieved (fetched at the turn's start, the time the turn carries), the snapshot
+    backing each citation and the call backing each identifier of the reply. Found on the
+    raw turn; stored redacted when `redactor` is set."""
     turn = assembled.turn
     snapshots = document_snapshots(turn, fetched_at_ns=assembled.started_at_ns)
     citations = citation_backing(turn, snapshots)
+    backings = identifier_backings(turn, checked_identifiers(turn))
     if redactor:
-        snapshots, citations = redactor.evidence(turn, snapshots, citations)
+        snapshots, citations, backings = redactor.evidence(turn, snapshots, citations, backings)
     evidence_row = evidence_rows.turn_evidence_row(
         turn.tenant,
         turn.turn_id,
@@ -151,6 +155,7 @@ def judged_evidence_rows(
         started_at=_datetime(assembled.started_at_ns),
         snapshots=snapshots,
         citations=citations,
+        backings=backings,
     )
     return [evidence_rows.snapshot_row(turn.tenant, s) for s in snapshots], evidence_row
 

@@ -1,5 +1,5 @@
-"""The store's evidence queries: a turn version's snapshots and citation backings, and one
-snapshot with its (redacted) content."""
+"""The store's evidence queries: a turn version's snapshots, citation backings and backed
+identifiers, and one snapshot with its (redacted) content."""
 
 from __future__ import annotations
 
@@ -13,20 +13,22 @@ class EvidenceQueries(Connection):
     """Evidence snapshots as the query API shows them."""
 
     def turn_evidence(self, tenant: str, turn_id: str, version: int) -> dict[str, Any]:
-        """`snapshots` (hash, url_or_path, tool, call_id, fetched_at, size) and `citations`
-        (cited, start, end, snapshot: a hash or None) of one verdict version of a turn;
-        both empty for a version stored without evidence."""
+        """`snapshots` (hash, url_or_path, tool, call_id, fetched_at, size), `citations`
+        (cited, start, end, snapshot: a hash or None) and `backings` (token, start, end,
+        tool, call_id or None: the reply's identifiers a tool result backs) of one verdict
+        version of a turn; all empty for a version stored without evidence."""
         rows = self._query(
             "SELECT Snapshots.Hash, Snapshots.UrlOrPath, Snapshots.Tool, Snapshots.CallId,"
             " arrayMap(t -> toUnixTimestamp64Milli(t), Snapshots.FetchedAt) AS fetched_ms,"
             " Snapshots.Size, Citations.Cited, Citations.SpanStart, Citations.SpanEnd,"
-            " Citations.SnapshotHash FROM {db}.turn_evidence"
+            " Citations.SnapshotHash, Backings.Token, Backings.SpanStart, Backings.SpanEnd,"
+            " Backings.Tool, Backings.CallId FROM {db}.turn_evidence"
             " WHERE Tenant = {tenant:String} AND TurnId = {turn_id:String}"
             " AND Version = {version:UInt32} LIMIT 1",
             {"tenant": tenant, "turn_id": turn_id, "version": version},
         )
         if not rows:
-            return {"snapshots": [], "citations": []}
+            return {"snapshots": [], "citations": [], "backings": []}
         row = rows[0]
         snapshots = zip(
             row["Snapshots.Hash"],
@@ -44,6 +46,14 @@ class EvidenceQueries(Connection):
             row["Citations.SnapshotHash"],
             strict=True,
         )
+        backings = zip(
+            row["Backings.Token"],
+            row["Backings.SpanStart"],
+            row["Backings.SpanEnd"],
+            row["Backings.Tool"],
+            row["Backings.CallId"],
+            strict=True,
+        )
         return {
             "snapshots": [
                 {
@@ -59,6 +69,16 @@ class EvidenceQueries(Connection):
             "citations": [
                 {"cited": cited, "start": int(start), "end": int(end), "snapshot": digest or None}
                 for cited, start, end, digest in citations
+            ],
+            "backings": [
+                {
+                    "token": token,
+                    "start": int(start),
+                    "end": int(end),
+                    "tool": tool,
+                    "call_id": call_id or None,
+                }
+                for token, start, end, tool, call_id in backings
             ],
         }
 

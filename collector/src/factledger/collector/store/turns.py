@@ -265,7 +265,7 @@ class TurnQueries(Connection):
         rows = self._query(
             "SELECT Kind, Class, Severity, Message, Token, CheckedAgainst, CheckedNote,"
             " SpanStart, SpanEnd,"
-            " Validator, Score, CallId FROM {db}.findings"
+            " Validator, Score, CallId, Real.Token, Real.Tool, Real.CallId FROM {db}.findings"
             " WHERE Tenant = {tenant:String} AND TurnId = {turn_id:String}"
             " AND Version = {version:UInt32} ORDER BY Idx LIMIT 1 BY Idx",
             {"tenant": tenant, "turn_id": turn_id, "version": version},

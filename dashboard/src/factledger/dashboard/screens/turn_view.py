@@ -20,6 +20,7 @@ from factledger.dashboard.finding_evidence import (
     marks_on,
     severity_on,
 )
+from factledger.dashboard.finding_sets import FindingGroup, finding_groups
 from factledger.dashboard.highlight import highlight_reply, label_html, mark_tokens
 from factledger.dashboard.safe_text import markdown_text
 from factledger.dashboard.screens.guard_views import guard_block
@@ -51,7 +52,7 @@ def render_turn(turn: Turn) -> None:
     left, right = st.columns([3, 2], gap="large")
     with left:
         request_block(turn["user_message"])
-        reply_block(turn["reply"], turn["findings"])
+        reply_block(turn["reply"], turn["findings"], backings=turn.get("backings", []))
         citations_block(turn["citations"], turn["snapshots"])
         evidence_block(turn["findings"], turn["tool_calls"], turn["user_message"], found=found)
         findings_block(turn["findings"], turn.get("verifications", []))
@@ -111,10 +112,15 @@ def request_block(user_message: str, *, compact: bool = False) -> None:
 
 
 def reply_block(
-    reply: str, findings: Sequence[Mapping[str, Any]], *, compact: bool = False
+    reply: str,
+    findings: Sequence[Mapping[str, Any]],
+    *,
+    compact: bool = False,
+    backings: Sequence[Mapping[str, Any]] = (),
 ) -> None:
+    """The reply with its findings marked, and green what the tool results back."""
     _heading("Reply", compact)
-    st.html(highlight_reply(reply or "(empty reply)", findings))
+    st.html(highlight_reply(reply or "(empty reply)", findings, backings))
 
 
 def citations_block(citations: Sequence[Citation], snapshots: Sequence[SnapshotRef]) -> None:
@@ -154,7 +160,8 @@ def evidence_block(
     ]
     st.html(
         '<div class="fl-meta">What each finding rests on in the tool trace '
-        '(<span class="fl-part fl-backed">green: backs the reply</span> · '
+        '(<span class="fl-part fl-backed">green: backs the reply</span> or '
+        '<span class="fl-part fl-real">is the real one the tools returned</span> · '
         '<span class="fl-part fl-against">red</span> or <span class="fl-sev-flag">'
         "<span class=\"fl-part fl-against\">amber</span></span>: a reject's or a flag's "
         "evidence · "
@@ -176,13 +183,17 @@ def findings_block(
     findings: Sequence[Mapping[str, Any]], verifications: Sequence[Mapping[str, Any]] = ()
 ) -> None:
     """Each finding with its severity and what it was checked against, and beside it the
-    answers of the sources of truth that settled it (`verification.evidence_html`)."""
-    st.subheader(f"Findings ({len(findings)})")
+    answers of the sources of truth that settled it (`verification.evidence_html`). A
+    class-5 set is one finding listing its names (`finding_sets`)."""
+    groups = finding_groups(findings)
+    st.subheader(f"Findings ({len(groups)})")
     if not findings:
         st.caption("None: the validators found nothing to object to.")
         return
     answers = verification.settling(verifications)
-    for index, finding in enumerate(findings):
+    for group in groups:
+        index = group.first
+        finding = findings[index]
         kind = str(finding["kind"])
         score = finding.get("score")
         bits = [
@@ -196,14 +207,39 @@ def findings_block(
         note = finding.get("checked_note")
         checked = ", ".join([*(finding.get("checked_against") or []), *([note] if note else [])])
         checked = checked or "–"
+        message = (
+            _set_html(group, str(finding["severity"]))
+            if group.is_set
+            else html.escape(str(finding["message"]))
+        )
+        settled = [a for i in group.indices for a in answers.get(i, ())]
+        named = html.escape(kind, quote=True)
         st.html(
-            f'<div class="fl-evidence">{" · ".join(bits)}<br>'
-            f"{html.escape(str(finding['message']))}<br>"
+            f'<div class="fl-evidence fl-finding" data-finding-kind="{named}">'
+            f"{' · '.join(bits)}<br>{message}<br>"
             f'<span class="fl-meta">checked against: {html.escape(checked)} · '
             f"{html.escape(str(finding['validator']))}</span>"
-            + "".join(map(verification.evidence_html, answers.get(index, ())))
+            + "".join(map(verification.evidence_html, settled))
             + "</div>"
         )
+
+
+def _set_html(group: FindingGroup, severity: str) -> str:
+    """A class-5 set's names: the invented ones in its severity's colour, and beside them
+    the real ones, green, with the call that shows each."""
+    invented = ", ".join(
+        f'<code class="fl-part fl-against fl-set-invented">{html.escape(n)}</code>'
+        for n in group.invented
+    )
+    text = f"{len(group.invented)} names presented as existing that no tool result shows: "
+    text += invented
+    if group.real:
+        text += "<br>real, in the tools: " + ", ".join(
+            f'<code class="fl-part fl-backed fl-set-real">{html.escape(r.token)}</code> '
+            f'<span class="fl-part fl-backed">✓ in {html.escape(r.source)}</span>'
+            for r in group.real
+        )
+    return f'<span class="fl-sev-{palette.severity_key(severity)}">{text}</span>'
 
 
 def verification_block(verifications: Sequence[Mapping[str, Any]], reply: str) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from ..kinds import Kind
-from ..model import Finding, TextRange, Turn
+from ..model import Finding, ResultToken, TextRange, Turn
 
 
 @runtime_checkable
@@ -50,6 +50,7 @@ def finding(
     nothing_checked: str | None = None,
     score: float | None = None,
     call_id: str | None = None,
+    real: Iterable[ResultToken] = (),
 ) -> Finding:
     """Shorthand used by validators to build a finding stamped with their label.
 
@@ -67,4 +68,5 @@ def finding(
         validator=label(validator),
         score=score,
         call_id=call_id,
+        real=tuple(dict.fromkeys(real)),
     )

@@ -8,6 +8,9 @@ nor are plans ("We will filter by the `sale_date` column": first-person intent, 
 class as "I'll"), nor the keys of structured output the reply writes (a progress ledger, a
 plan object, tool-like JSON): a `"next_speaker":` key is schema, not a name presented as
 existing. The values of such output are still read.
+
+Every finding of a set carries the set's names that a tool result does show, each with
+the call that shows it (`Finding.real`): the real names the invented ones stand beside.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import re
 from collections.abc import Sequence
 
 from ..codeish import CodeName, code_names, name_grounded
+from ..evidence.result_tokens import name_source
 from ..kinds import Kind
 from ..model import Finding, Turn
 from ..text import list_header, sentence_around
@@ -42,6 +46,8 @@ _EXISTENCE = re.compile(
 )
 _LISTING_TOOL = re.compile(r"list|ls|tree|glob|find|read|search|grep|cat|open|show|dir", re.I)
 _MIN_SET = 3
+_MAX_REAL = 20
+"""Real names of a set recorded with each of its findings, at most."""
 
 
 class ConfabulationValidator:
@@ -65,6 +71,12 @@ class ConfabulationValidator:
             return ()
         score = _score(len(ungrounded), len(names), patterned, listing)
         listed = ", ".join(n.text for n in ungrounded[:10])
+        invented = {n.text for n in ungrounded}
+        real = [
+            source
+            for text in dict.fromkeys(n.text for n in names if n.text not in invented)
+            if (source := name_source(text, turn)) is not None
+        ][:_MAX_REAL]
         return [
             finding(
                 self,
@@ -76,6 +88,7 @@ class ConfabulationValidator:
                 checked_against=(c.name for c in turn.executed_calls),
                 nothing_checked=NO_TOOL_CALLS,
                 score=score,
+                real=real,
             )
             for n in ungrounded
         ]

@@ -14,7 +14,8 @@ go (see `presented_as_existing`).
   returned (a provenance lie that a check of tool results alone cannot see). A plain echo
   is clean.
 Tool results win over the conversation (the stronger evidence wins): a token in both is
-grounded.
+grounded. Each finding names the nearest real identifier of its shape that a tool result
+holds (`Finding.real`, see `evidence.result_tokens`): what the reader compares it with.
 
 SHAs need 10 hex characters, except in a commit's context: a 7 to 9 character short SHA is
 checked like a full one (prefix match against the trace) when its sentence calls it a
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 
 from ..code_regions import in_spans, reply_code_spans
 from ..evidence.fetches import fetched_arguments
+from ..evidence.result_tokens import NearestReal
 from ..identifiers import (
     Identifier,
     Shape,
@@ -39,7 +41,7 @@ from ..identifiers import (
     short_shas,
 )
 from ..kinds import Kind
-from ..model import Finding, Turn
+from ..model import Finding, ResultToken, Turn
 from ..text import sentence_around
 from .base import NO_TOOL_RESULTS, finding
 
@@ -70,13 +72,14 @@ class IdentifierValidator:
     kinds = frozenset({Kind.FABRICATED_IDENTIFIER, Kind.BORROWED_IDENTIFIER})
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
-        identifiers = (*turn.reply_identifiers, *commit_short_shas(turn))
+        identifiers = checked_identifiers(turn)
         if not identifiers:
             return ()
         out: list[Finding] = []
         reported: set[str] = set()
         code = reply_code_spans(turn)
         fetched: str | None = None
+        nearest = NearestReal(turn)
         for ident in identifiers:
             key = ident.text.lower()
             if key in reported or is_grounded(ident, turn.evidence_lower):
@@ -100,6 +103,7 @@ class IdentifierValidator:
                             span=(ident.start, ident.end),
                             checked_against=_tool_names(turn),
                             nothing_checked=NO_TOOL_RESULTS,
+                            real=_found(nearest(ident)),
                         )
                     )
                 continue
@@ -114,9 +118,14 @@ class IdentifierValidator:
                     span=(ident.start, ident.end),
                     checked_against=_tool_names(turn),
                     nothing_checked=NO_TOOL_RESULTS,
+                    real=_found(nearest(ident)),
                 )
             )
         return out
+
+
+def _found(real: ResultToken | None) -> tuple[ResultToken, ...]:
+    return () if real is None else (real,)
 
 
 # Words that make a short hex run a commit, in its sentence.
@@ -132,6 +141,12 @@ _GIT_CALL = re.compile(r"(?<![a-z])git(?![a-z])|commit", re.IGNORECASE)
 _COMMIT_IN_RESULT = re.compile(
     r"\bcommit\s+[0-9a-f]{7,40}\b|[0-9a-f](?<![0-9a-f][0-9a-f])[0-9a-f]{39}(?![0-9a-f])"
 )
+
+
+def checked_identifiers(turn: Turn) -> tuple[Identifier, ...]:
+    """The reply's identifiers this validator checks: every identifier shape, and the short
+    SHAs that stand in a commit's context (`commit_short_shas`)."""
+    return (*turn.reply_identifiers, *commit_short_shas(turn))
 
 
 def commit_short_shas(turn: Turn) -> list[Identifier]:
