@@ -19,23 +19,23 @@ from random import Random
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
+from factledger.dashboard import palette
 from factledger.demo import MODELS, SCENARIOS, AgentRun, Scenario, World, play
 from factledger.replay import OtlpPipeline
 from factledger.service_process import ServiceProcess
 from tests.browser.conftest import (
     STABLE_OUTPUT,
     VIEWPORT,
-    WAIT_MS,
     dashboard_of,
     judged_turn,
+    rgb,
     settled,
 )
 
-RATIOS = (1, 2)
 NO_TRACEBACK = '[data-testid="stException"]'
-EVIDENCE_GREEN = "rgb(154, 230, 180)"  # palette.EVIDENCE_MARK
+EVIDENCE_GREEN = rgb(palette.EVIDENCE_MARK)
 
 
 def cache_tests_one_real(run: AgentRun, rng: Random) -> None:
@@ -83,19 +83,6 @@ def verdict_dashboard(
     yield from dashboard_of(judged["url"], log_path)
 
 
-@pytest.fixture(params=RATIOS, ids=lambda ratio: f"dpr{ratio}")
-def ratio_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(
-        viewport=VIEWPORT,  # type: ignore[arg-type]
-        device_scale_factor=request.param,
-    )
-    context.set_default_timeout(WAIT_MS)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
-
-
 def _open(page: Page, dashboard: str, turn: dict[str, Any]) -> None:
     page.goto(f"{dashboard}/turns?turn_id={turn['turn_id']}")
     page.locator(".fl-reply").first.wait_for()
@@ -121,7 +108,7 @@ def _background(page: Page, selector: str) -> str:
 
 
 def test_the_real_key_is_marked_beside_the_fabricated_one(
-    ratio_page: Page, judged: dict[str, Any], verdict_dashboard: str
+    dense_page: Page, judged: dict[str, Any], verdict_dashboard: str
 ) -> None:
     turn = judged["turns"]["reject"]
     (fabricated,) = [f for f in turn["findings"] if f["kind"] == "fabricated_identifier"]
@@ -129,8 +116,8 @@ def test_the_real_key_is_marked_beside_the_fabricated_one(
     assert real["tool"] == "create_ticket" and real["token"] != fabricated["token"]
     assert real["token"] in str(turn["tool_calls"][0]["result"])
 
-    _open(ratio_page, verdict_dashboard, turn)
-    reply = ratio_page.locator(".fl-reply").first
+    _open(dense_page, verdict_dashboard, turn)
+    reply = dense_page.locator(".fl-reply").first
     mark = reply.locator("mark.fl-kind-fabricated_identifier")
     expect(mark).to_have_text(fabricated["token"])
     chip = reply.locator(".fl-real-chip")
@@ -147,18 +134,18 @@ def test_the_real_key_is_marked_beside_the_fabricated_one(
     mark_box, token_box = mark.bounding_box(), token.bounding_box()
     assert mark_box and token_box
     assert abs(token_box["y"] - mark_box["y"]) < 3 * mark_box["height"]
-    assert _background(ratio_page, ".fl-real-chip mark.fl-real-token") == EVIDENCE_GREEN
+    assert _background(dense_page, ".fl-real-chip mark.fl-real-token") == EVIDENCE_GREEN
     # the evidence line and the tool result show it too, in the same colour
-    line = ratio_page.locator('.fl-evidence[data-kind="fabricated_identifier"]').first
+    line = dense_page.locator('.fl-evidence[data-kind="fabricated_identifier"]').first
     expect(line).to_contain_text(
         f"the tools returned {real['token']} in create_ticket ({real['call_id']})"
     )
-    expect(ratio_page.locator("pre.fl-result mark.fl-real").first).to_have_text(real["token"])
-    _save(ratio_page, "reject")
+    expect(dense_page.locator("pre.fl-result mark.fl-real").first).to_have_text(real["token"])
+    _save(dense_page, "reject")
 
 
 def test_a_passing_turn_marks_its_commit_green_with_the_call(
-    ratio_page: Page, judged: dict[str, Any], verdict_dashboard: str
+    dense_page: Page, judged: dict[str, Any], verdict_dashboard: str
 ) -> None:
     turn = judged["turns"]["pass"]
     assert (turn["verdict"], turn["findings"]) == ("pass", [])
@@ -166,22 +153,22 @@ def test_a_passing_turn_marks_its_commit_green_with_the_call(
     assert backing["tool"] == "gh_put_file"
     assert re.fullmatch(r"[0-9a-f]{12}", backing["token"])
 
-    _open(ratio_page, verdict_dashboard, turn)
-    reply = ratio_page.locator(".fl-reply").first
+    _open(dense_page, verdict_dashboard, turn)
+    reply = dense_page.locator(".fl-reply").first
     green = reply.locator("mark.fl-backed")
     expect(green).to_have_count(1)
     expect(green).to_have_text(backing["token"])
     expect(reply.locator(".fl-backed-note")).to_have_text(
         f"✓ in gh_put_file ({backing['call_id']})"
     )
-    assert _background(ratio_page, ".fl-reply mark.fl-backed") == EVIDENCE_GREEN
+    assert _background(dense_page, ".fl-reply mark.fl-backed") == EVIDENCE_GREEN
     # a pass draws nothing red or amber, and no finding's mark or chip
     assert reply.locator(".fl-sev-reject, .fl-sev-flag, .fl-mark, .fl-label").count() == 0
-    _save(ratio_page, "pass")
+    _save(dense_page, "pass")
 
 
 def test_a_class5_set_is_one_finding_with_its_real_name_contrasted(
-    ratio_page: Page, judged: dict[str, Any], verdict_dashboard: str
+    dense_page: Page, judged: dict[str, Any], verdict_dashboard: str
 ) -> None:
     turn = judged["turns"]["set"]
     invented = [f["token"] for f in turn["findings"]]
@@ -191,20 +178,20 @@ def test_a_class5_set_is_one_finding_with_its_real_name_contrasted(
         "tests/test_cache_sizing.py",
     ]
 
-    _open(ratio_page, verdict_dashboard, turn)
-    entries = ratio_page.locator('.fl-finding[data-finding-kind="confabulated_identifier_set"]')
+    _open(dense_page, verdict_dashboard, turn)
+    entries = dense_page.locator('.fl-finding[data-finding-kind="confabulated_identifier_set"]')
     expect(entries).to_have_count(1)
     entry = entries.first
     expect(entry.locator("code.fl-set-invented")).to_have_text(invented)
     expect(entry.locator("code.fl-set-real")).to_have_text(["tests/test_cache.py"])
     expect(entry).to_contain_text("✓ in list_files (")
-    expect(ratio_page.get_by_text("Findings (1)")).to_be_visible()
-    lines = ratio_page.locator('.fl-evidence[data-kind="confabulated_identifier_set"]')
+    expect(dense_page.get_by_text("Findings (1)")).to_be_visible()
+    lines = dense_page.locator('.fl-evidence[data-kind="confabulated_identifier_set"]')
     expect(lines).to_have_count(1)
     # in the reply: each invented name in the set's colour, one label, the real name green
-    reply = ratio_page.locator(".fl-reply").first
+    reply = dense_page.locator(".fl-reply").first
     severity = turn["findings"][0]["severity"]  # as the service grades the kind
     expect(reply.locator(f"mark.fl-sev-{severity}")).to_have_count(3)
     expect(reply.locator(f".fl-label.fl-sev-{severity}")).to_have_count(1)
     expect(reply.locator("mark.fl-backed")).to_have_text(["tests/test_cache.py"])
-    _save(ratio_page, "set")
+    _save(dense_page, "set")
