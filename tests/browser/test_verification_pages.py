@@ -148,7 +148,8 @@ def test_the_turn_page_shows_each_answer_beside_its_finding(
     refuted = gone.locator(".fl-outcome")
     expect(refuted).to_have_text("refuted: it exists")
     expect(refuted).to_have_css("background-color", "rgb(198, 246, 213)")  # green
-    expect(page.get_by_text("Findings (2)")).to_be_visible()  # the withdrawn one is gone
+    # The two names still counted are one set, one finding (the withdrawn name is gone).
+    expect(page.get_by_text("Findings (1)")).to_be_visible()
     expect(page.locator(NO_TRACEBACK)).to_have_count(0)
     screenshot("verification-turn")
 
