@@ -8,23 +8,20 @@ lookup. Green marks only what backs the reply. Each turn page is saved as a scre
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from factledger.dashboard_cli import dashboard_url, start_dashboard, stop, wait_healthy
 from factledger.demo import MODELS, SCENARIOS, AgentRun, Scenario, World, play
 from factledger.processors.kinds import Kind
 from factledger.replay import OtlpPipeline
-from factledger.service_process import ServiceProcess, free_port
-from tests.browser.conftest import DASHBOARD_TIMEOUT, JUDGED_TIMEOUT, settled
+from factledger.service_process import ServiceProcess
+from tests.browser.conftest import dashboard_of, judged_turn, settled
 
 NO_TRACEBACK = '[data-testid="stException"]'
 FETCHED = "https://docs.acme.example/api/rate-limits"
@@ -146,40 +143,16 @@ def judged(tmp_path_factory: pytest.TempPathFactory, chromium: Path) -> Iterator
                 play(world, case.scenario, MODELS[n % 3], Random(n), pipeline.tracer, name)
         finally:
             pipeline.close()
-        turns = {name: _judged_turn(service.url, name) for name in CASES}
+        turns = {name: judged_turn(service.url, name) for name in CASES}
         yield {"url": service.url, "turns": turns}
-
-
-def _judged_turn(url: str, conversation_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + JUDGED_TIMEOUT
-    while time.monotonic() < deadline:
-        found = httpx.get(
-            f"{url}/api/v1/turns", params={"conversation_id": conversation_id}, timeout=30
-        ).json()["turns"]
-        if found:
-            turn: dict[str, Any] = httpx.get(
-                f"{url}/api/v1/turns/{found[0]['turn_id']}", timeout=30
-            ).json()
-            return turn
-        time.sleep(0.3)
-    raise AssertionError(f"no judged turn for {conversation_id}")
 
 
 @pytest.fixture(scope="module")
 def evidence_dashboard(
     judged: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    port = free_port()
     log_path = tmp_path_factory.mktemp("evidence-dashboard") / "streamlit.log"
-    with log_path.open("wb") as log:
-        process = start_dashboard(judged["url"], port=port, output=log)
-        url = dashboard_url(port)
-        try:
-            if not wait_healthy(url, process, DASHBOARD_TIMEOUT):
-                raise AssertionError(f"dashboard not healthy:\n{log_path.read_text()[-3000:]}")
-            yield url
-        finally:
-            stop(process)
+    yield from dashboard_of(judged["url"], log_path)
 
 
 @pytest.mark.parametrize("name", list(CASES))
