@@ -46,6 +46,7 @@ COUNTED = [
     pytest.param(SETUPS["guard-strands"], {**EXPECTED, **RAISED}, id="strands"),
     pytest.param(SETUPS["guard-google-adk"], {**EXPECTED, **RAISED}, id="google-adk"),
     pytest.param(SETUPS["guard-crewai"], {**EXPECTED, **RAISED}, id="crewai"),
+    pytest.param(SETUPS["guard-langgraph-node"], {**EXPECTED, **RAISED}, id="langgraph-node"),
 ]
 
 

@@ -2,8 +2,8 @@
 (`factledger.guards.for_openai_agents.run` and `run_streamed`): an `Agent` with a
 `@function_tool`, on the SDK's default model (the Responses API) at `OPENAI_BASE_URL`.
 
-The SDK's own trace upload is turned off (`set_tracing_disabled`): the guard's spans are
-OpenTelemetry's. Modes (`GUARD_STREAM`): not streamed (`Runner.run`); `streamed`: each
+OpenInference's instrumentation replaces the SDK's own trace processors (nothing is
+uploaded to OpenAI): the SDK's traces become OpenTelemetry spans, beside the guard's. Modes (`GUARD_STREAM`): not streamed (`Runner.run`); `streamed`: each
 attempt through `Runner.run_streamed`, its events drained. `GUARD_SESSION=1`: each
 case's run keeps its conversation in a `SQLiteSession`, so a retry sends the nudge alone.
 """
@@ -14,7 +14,7 @@ import asyncio
 import os
 from typing import Any
 
-from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
+from agents import Agent, Runner, SQLiteSession, function_tool
 
 from factledger.guards.for_openai_agents import run, run_streamed
 from tests.conformance.setups import _common, _guarding
@@ -34,7 +34,6 @@ def git_push(repo: str, branch: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    set_tracing_disabled(True)
     agent = Agent(
         name="release_engineer", instructions=INSTRUCTIONS, model="fake-gpt", tools=[git_push]
     )
@@ -63,7 +62,14 @@ def main() -> None:
             result = loop.run_until_complete(run(agent, text, guard=options))
         return str(result.final_output)
 
-    _guarding.run_guarded(conversation, packages=("openai-agents", "opentelemetry-sdk"))
+    def instrument(provider: Any) -> None:
+        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+        OpenAIAgentsInstrumentor().instrument(tracer_provider=provider)
+
+    _guarding.run_guarded(
+        conversation, packages=("openai-agents", "opentelemetry-sdk"), instrument=instrument
+    )
 
 
 if __name__ == "__main__":
