@@ -356,6 +356,10 @@ class Generator:
             "Model": model.name,
             "AgentName": agent,
             "StartedAt": started,
+            # The real identifier a finding was compared with: none in generated traffic.
+            "Real.Token": [],
+            "Real.Tool": [],
+            "Real.CallId": [],
         }
         return tuple(row[c] for c in FINDING_COLUMNS)
 
