@@ -427,6 +427,7 @@ def test_get_turn_details(store: Store) -> None:
             "validator": "identifiers@1.0",
             "score": None,
             "call_id": "call_0",
+            "real": [],
         },
         {
             "kind": "confabulated_identifier_set",
@@ -440,6 +441,7 @@ def test_get_turn_details(store: Store) -> None:
             "validator": "",
             "score": 0.5,
             "call_id": None,
+            "real": [],
         },
     ]
     assert (turn["has_class5"], turn["max_score"]) == (True, 0.5)

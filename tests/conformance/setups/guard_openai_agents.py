@@ -3,9 +3,10 @@
 `@function_tool`, on the SDK's default model (the Responses API) at `OPENAI_BASE_URL`.
 
 OpenInference's instrumentation replaces the SDK's own trace processors (nothing is
-uploaded to OpenAI): the SDK's traces become OpenTelemetry spans, beside the guard's. Modes (`GUARD_STREAM`): not streamed (`Runner.run`); `streamed`: each
-attempt through `Runner.run_streamed`, its events drained. `GUARD_SESSION=1`: each
-case's run keeps its conversation in a `SQLiteSession`, so a retry sends the nudge alone.
+uploaded to OpenAI): the SDK's traces become OpenTelemetry spans, beside the guard's.
+Modes (`GUARD_STREAM`): not streamed (`Runner.run`); `streamed`: each attempt through
+`Runner.run_streamed`, its events drained. `GUARD_SESSION=1`: each case's run keeps its
+conversation in a `SQLiteSession`, so a retry sends the nudge alone.
 """
 
 from __future__ import annotations
