@@ -25,8 +25,16 @@ from opentelemetry import trace
 
 from factledger.guards.policy import Decision
 
-EVALUATION_EVENT = "gen_ai.evaluation.result"
-EVALUATION_NAME = "factledger.guard"
+# The names the service reads back when it rebuilds the turn: defined once, there.
+from factledger.processors.guard_activity import (
+    ACTION,
+    CHECKS,
+    EVALUATION_EVENT,
+    EVALUATION_NAME,
+    NUDGES,
+    OUTCOME,
+)
+
 OWN_SPAN = "factledger.guard"
 
 _tracer = trace.get_tracer("factledger.guards")
@@ -48,18 +56,18 @@ def record(
 def _write(span: trace.Span, decision: Decision) -> None:
     kinds = list(decision.result.verdict.kinds)
     checks, nudges = _counts(span)
-    span.set_attribute("factledger.guard.outcome", decision.outcome)
-    span.set_attribute("factledger.guard.action", decision.action)
+    span.set_attribute(OUTCOME, decision.outcome)
+    span.set_attribute(ACTION, decision.action)
     span.set_attribute("factledger.guard.kinds", kinds)
-    span.set_attribute("factledger.guard.checks", checks + 1)
-    span.set_attribute("factledger.guard.nudges", nudges + (decision.action == "nudge"))
+    span.set_attribute(CHECKS, checks + 1)
+    span.set_attribute(NUDGES, nudges + (decision.action == "nudge"))
     span.add_event(
         EVALUATION_EVENT,
         {
             "gen_ai.evaluation.name": EVALUATION_NAME,
             "gen_ai.evaluation.score.label": decision.outcome,
             "gen_ai.evaluation.explanation": ", ".join(kinds) or "clean",
-            "factledger.guard.action": decision.action,
+            ACTION: decision.action,
         },
     )
 
@@ -68,8 +76,8 @@ def _counts(span: trace.Span) -> tuple[int, int]:
     """The counts already on the span: an SDK span shows its attributes (`attributes`),
     the API promises no reading, so a span that shows none starts at zero."""
     attributes = getattr(span, "attributes", None) or {}
-    checks = attributes.get("factledger.guard.checks", 0)
-    nudges = attributes.get("factledger.guard.nudges", 0)
+    checks = attributes.get(CHECKS, 0)
+    nudges = attributes.get(NUDGES, 0)
     return (
         checks if isinstance(checks, int) else 0,
         nudges if isinstance(nudges, int) else 0,
