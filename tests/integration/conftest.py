@@ -6,10 +6,13 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store, StoreConfig
+from tests.integration.app_server import served_app
 
 _SEQUENCE = itertools.count(1)
 
@@ -34,3 +37,12 @@ def store(store_config: StoreConfig) -> Iterator[Store]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def served(store: Store, tmp_path: Path) -> Iterator[str]:
+    """The service's app over this test's store on a loopback port (its base URL), judging a
+    turn 0.2 s after its last span."""
+    settings = ServiceSettings(data_dir=tmp_path / "data", grace_seconds=0.2, max_wait_seconds=5)
+    with served_app(settings, store) as url:
+        yield url

@@ -23,7 +23,6 @@ from factledger.processors.runner import ValidationRunner
 from factledger.processors.settings import ValidationSettings
 from factledger.reviews_cli import fetch_export
 from factledger.service_process import free_port
-from tests.integration.app_server import served_app
 from tests.integration.otlp_turns import turn_request
 
 JSON = {"Content-Type": "application/json"}
@@ -167,14 +166,6 @@ def test_exported_labels_are_eval_cases(client: TestClient, tmp_path: Path) -> N
     assert results[ids[10]].verdict == "flag" and not results[ids[10]].ok
     only = client.get("/api/v1/reviews", params={"label": "not_hallucination"}).json()
     assert [c["id"] for c in only["cases"]] == [ids[10]]
-
-
-@pytest.fixture
-def served(store: Store, tmp_path: Path) -> Iterator[str]:
-    """The service on a loopback port, for the CLI."""
-    settings = ServiceSettings(data_dir=tmp_path, grace_seconds=0.2, max_wait_seconds=5)
-    with served_app(settings, store) as url:
-        yield url
 
 
 def test_reviews_export_command_writes_what_eval_reads(

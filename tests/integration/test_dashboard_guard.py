@@ -6,8 +6,6 @@ data, and a nudged turn's page with what the guard did and both attempts."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -17,11 +15,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from streamlit.testing.v1 import AppTest
 
-from factledger.collector.settings import ServiceSettings
-from factledger.collector.store import Store
 from factledger.dashboard.client import API_ENV
 from factledger.dashboard.guard_story import GUARD_MEANING
-from tests.integration.app_server import served_app
 from tests.integration.guarded_turns import (
     CORRECT,
     FABRICATED,
@@ -30,13 +25,6 @@ from tests.integration.guarded_turns import (
     send_turn,
 )
 from tests.integration.test_dashboard_pages import PAGE_TIMEOUT, page_script, texts
-
-
-@pytest.fixture
-def served(store: Store, tmp_path: Path) -> Iterator[str]:
-    settings = ServiceSettings(data_dir=tmp_path / "data", grace_seconds=0.2, max_wait_seconds=5)
-    with served_app(settings, store) as url:
-        yield url
 
 
 def _send(url: str, guarded: bool) -> str:

@@ -6,20 +6,15 @@ chDB), and read back through the query API per model and agent and per turn."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
-import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from factledger.collector.settings import ServiceSettings
-from factledger.collector.store import Store
-from tests.integration.app_server import served_app
 from tests.integration.guarded_turns import (
     CORRECT,
     FABRICATED,
@@ -30,13 +25,6 @@ from tests.integration.guarded_turns import (
     decisions,
     send_turn,
 )
-
-
-@pytest.fixture
-def served(store: Store, tmp_path: Path) -> Iterator[str]:
-    settings = ServiceSettings(data_dir=tmp_path / "data", grace_seconds=0.2, max_wait_seconds=5)
-    with served_app(settings, store) as url:
-        yield url
 
 
 def _judged(url: str, traces: Sequence[str]) -> dict[str, dict[str, Any]]:

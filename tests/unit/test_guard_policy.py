@@ -13,7 +13,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from factledger.guards import GuardExhausted, GuardPolicy, nudges_in
 from factledger.guards.policy import as_sent
-from factledger.guards.telemetry import EVALUATION_EVENT, record
+from factledger.guards.telemetry import record
+from factledger.processors.guard_activity import EVALUATION_EVENT
 from factledger.processors.model import Turn
 from factledger.processors.verification.base import (
     Subject,
