@@ -59,7 +59,10 @@ def is_guard_call(call: ToolCall) -> bool:
     frameworks wrap a tool's string answer: `{"result": "..."}`)."""
     if call.name == GUARD_TOOL:
         return True
-    text = (call.result or "").lstrip()
+    text = call.result or ""
+    if not any(marker in text for marker in (NUDGE_MARKER, *_FOREIGN_MARKERS)):
+        return False  # every call of every turn is asked: most results need no parse
+    text = text.lstrip()
     if is_framework_nudge(text):
         return True
     if not text.startswith("{"):

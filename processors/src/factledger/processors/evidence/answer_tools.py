@@ -108,8 +108,8 @@ def _answer_argument(arguments: str) -> str:
 def _same_text(a: str, b: str) -> bool:
     if " ".join(a.split()) == " ".join(b.split()):
         return True
-    left, right = _json(a), _json(b)
-    return left is not None and left == right
+    right = _json(b)  # mostly a reply in prose: then `a` need not be parsed at all
+    return right is not None and _json(a) == right
 
 
 def _arguments_are(call: ToolCall, reply: str) -> bool:
