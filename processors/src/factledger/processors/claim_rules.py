@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,11 @@ class ClaimRule:
     patterns: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     any_tool: bool = False
+    _answers: dict[tuple[str, bool], bool] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    """`backed_by`'s answers so far: every claim of every turn asks it about every call,
+    and tool names repeat across turns. Bounded by `_MAX_REMEMBERED_TOOLS`."""
 
     def backed_by(self, tool_name: str, *, reading_counts: bool = False) -> bool:
         """True when a successful call of `tool_name` can back this claim.
@@ -45,10 +50,20 @@ class ClaimRule:
         """
         if self.any_tool:
             return True
-        lowered = tool_name.lower()
-        if not reading_counts and reads_only(lowered):
-            return False
-        return any(keyword in lowered for keyword in self.tools)
+        key = (tool_name, reading_counts)
+        answer = self._answers.get(key)
+        if answer is None:
+            lowered = tool_name.lower()
+            answer = (reading_counts or not reads_only(lowered)) and any(
+                keyword in lowered for keyword in self.tools
+            )
+            if len(self._answers) >= _MAX_REMEMBERED_TOOLS:
+                self._answers.clear()  # names a client made up without end: start over
+            self._answers[key] = answer
+        return answer
+
+
+_MAX_REMEMBERED_TOOLS = 4096
 
 
 def reads_only(tool_name: str) -> bool:

@@ -32,7 +32,7 @@ from factledger.processors.judging.core import (
     VerificationRequest,
 )
 from factledger.processors.judging.drops import ASSEMBLY_DROPS, TURN_DROPS, Drop
-from factledger.processors.model import Verdict
+from factledger.processors.model import Turn, Verdict
 from factledger.processors.spans import SpanRecord
 from factledger.processors.validators.identifiers import checked_identifiers
 from factledger.processors.verification.base import Verification
@@ -43,6 +43,7 @@ log = logging.getLogger("factledger.judging")
 MAX_OPEN_TURNS = 100_000
 _MAX_MODEL_LABELS = 200
 _MAX_LABEL_CHARS = 100
+_MAX_REMEMBERED_MODELS = 4 * _MAX_MODEL_LABELS
 
 Row = list[Any]
 
@@ -102,18 +103,23 @@ def judged_rows(
     redactor: Redactor | None = None,
     verifications: Sequence[Verification] = (),
     skew_bound_seconds: float = SKEW_BOUND_SECONDS,
+    stored: tuple[Turn, Verdict] | None = None,
 ) -> tuple[Row, list[Row], list[Row]]:
     """The `turns` row, the `findings` rows and the `verifications` rows of one judged
     turn: the one place where a verdict becomes rows. Judged on the raw turn; stored
-    redacted when `redactor` is set (the answers of sources too). Every row carries the
-    time the turn counts at: its own start, or for a clock skewed beyond
-    `skew_bound_seconds` the time it was received (`collector.judge.clock_skew`)."""
+    redacted when `redactor` is set (the answers of sources too; `stored`: the turn and
+    verdict `Redactor.judged` already made). Every row carries the time the turn counts
+    at: its own start, or for a clock skewed beyond `skew_bound_seconds` the time it was
+    received (`collector.judge.clock_skew`)."""
     times = turn_times(assembled, skew_bound_seconds)
     started = _datetime(times.started_at_ns)
     raw_verdict = verdict
-    turn, verdict = (
-        redactor.judged(assembled.turn, verdict) if redactor else (assembled.turn, verdict)
-    )
+    if stored is not None:
+        turn, verdict = stored
+    elif redactor:
+        turn, verdict = redactor.judged(assembled.turn, verdict)
+    else:
+        turn = assembled.turn
     turn_row = rows.turn_row(
         turn,
         verdict,
@@ -224,6 +230,7 @@ class TurnJudge:
             grade=grade,
         )
         self._model_labels: set[str] = set()
+        self._label_of_model: dict[str, str] = {}
         self._service_labels: set[str] = set()
         self._without_turn_logged: set[tuple[str, str]] = set()
 
@@ -269,6 +276,12 @@ class TurnJudge:
         counts: list[Count] = []
         for judged in judgement.turns:
             try:
+                turn = judged.assembled.turn
+                stored = (
+                    self._redactor.judged(turn, judged.verdict)
+                    if self._redactor
+                    else (turn, judged.verdict)
+                )
                 turn_row, findings, verifications = judged_rows(
                     judged.assembled,
                     judged.verdict,
@@ -276,8 +289,12 @@ class TurnJudge:
                     self._redactor,
                     judged.verifications,
                     self._skew_bound,
+                    stored,
                 )
-                snapshots, evidence = judged_evidence_rows(judged.assembled, self._redactor)
+                # A turn `judged` left as it was holds no secret in any text its evidence
+                # is cut from (results, arguments, the reply, tool names): no second scan.
+                evidence_redactor = None if stored[0] is turn else self._redactor
+                snapshots, evidence = judged_evidence_rows(judged.assembled, evidence_redactor)
             except Exception:  # one turn that cannot be shaped never costs its neighbours
                 log.exception("judging turn %s failed", judged.assembled.turn.turn_id)
                 counts.append(drop_count(Drop.TURN_FAILED))
@@ -300,7 +317,7 @@ class TurnJudge:
 
     def _verdict_counts(self, judged: JudgedTurn) -> list[Count]:
         verdict = judged.verdict
-        model = self._model_label(self._stored_text(judged.assembled.turn.model))
+        model = self._model_label(judged.assembled.turn.model)
         labels = (("verdict", verdict.outcome.value), ("model", model))
         findings = (("kind", f.kind.value) for f in verdict.findings)
         return [
@@ -338,7 +355,15 @@ class TurnJudge:
         return self._redactor.text(text) if self._redactor else text
 
     def _model_label(self, model: str) -> str:
-        return self._bounded_label(self._model_labels, model)
+        """The /metrics label of a model's name as stored; remembered per name, since
+        every turn asks and a redaction scan per turn is not free."""
+        label = self._label_of_model.get(model)
+        if label is None:
+            label = self._bounded_label(self._model_labels, self._stored_text(model))
+            if len(self._label_of_model) >= _MAX_REMEMBERED_MODELS:
+                self._label_of_model.clear()  # names a client made up without end
+            self._label_of_model[model] = label
+        return label
 
     @staticmethod
     def _bounded_label(seen: set[str], text: str) -> str:
