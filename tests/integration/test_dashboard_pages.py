@@ -131,7 +131,7 @@ def test_an_empty_store_gets_a_message(page, kind, says, api_url, monkeypatch):
 @pytest.mark.parametrize("page", ["overview", "turns", "verify", "alerts"])
 def test_a_service_that_is_down_gets_a_warning(page, monkeypatch):
     app = run_page(page, f"http://127.0.0.1:{free_port()}", monkeypatch)
-    assert "The FactLedger service is not reachable" in texts(app.warning)
+    assert "The FactLedger service is not reachable" in texts(app.info)
 
 
 def test_alerts_page_with_an_empty_store(api_url, monkeypatch):
@@ -248,7 +248,7 @@ def test_the_dashboard_shows_only_the_tenants_its_token_reads(tenant_api_url, mo
 
     monkeypatch.delenv(TOKEN_ENV)
     refused = run_page("turns", tenant_api_url, monkeypatch)
-    assert "refused this dashboard's read token" in texts(refused.warning)
+    assert "refused this dashboard's read token" in texts(refused.info)
 
 
 def test_alerts_page_has_a_line_per_export_target(store, tmp_path, monkeypatch):

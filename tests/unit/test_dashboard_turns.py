@@ -78,9 +78,50 @@ def test_table_rows_cut_a_full_preview_on_a_word_and_take_a_missing_reason_as_no
     del turn["why"]  # a service from before the field
     (row,) = turns.table_rows([turn])
     assert row["why"] == ""
-    assert row["reply"].endswith("…") and len(row["reply"]) <= turns.CELL_CHARS + 1
+    chars = turns.line_chars(turns.column_widths([row])["reply"])
+    assert row["reply"].endswith("…")
+    assert turns.wrapped_lines(row["reply"], chars) <= turns.CELL_LINES
     plain = turns.plain_text(LONG_REPLY)
     assert plain.startswith(row["reply"].removesuffix("…") + " ")
+
+
+@pytest.mark.parametrize(
+    ("text", "chars", "lines"),
+    [
+        pytest.param("", 17, 0, id="empty"),
+        pytest.param("one line", 17, 1, id="one-line"),
+        pytest.param("seventeen chars x", 17, 1, id="exactly-a-line"),
+        pytest.param("seventeen chars xy", 17, 2, id="one-over"),
+        pytest.param("tests/test_cache_eviction.py is", 17, 2, id="a-word-over-a-line"),
+        pytest.param("a" * 34 + " b", 17, 3, id="a-word-of-two-whole-lines"),
+    ],
+)
+def test_wrapped_lines(text: str, chars: int, lines: int) -> None:
+    assert turns.wrapped_lines(text, chars) == lines
+
+
+REASONS = [
+    "key OPS-2925 appears in no tool result of this turn and nowhere in the conversation",
+    "tests/test_cache_eviction.py is one of 4 names presented as existing that no tool shows",
+    "send_email argument to='dana.ops@acme.example' appears nowhere in the request",
+    "the reply says retry_with_backoff does not exist, but a tool result of this turn shows it",
+    "short",
+]
+
+
+@pytest.mark.parametrize("chars", [12, 17, 20, 25, 40])
+@pytest.mark.parametrize("text", REASONS)
+def test_a_cell_holds_whole_words_in_its_lines(text: str, chars: int) -> None:
+    shown = turns.fit_lines(text, chars, turns.CELL_LINES)
+    assert turns.wrapped_lines(shown, chars) <= turns.CELL_LINES
+    kept = shown.removesuffix("…")
+    assert text.startswith(kept)
+    assert len(kept) == len(text) or text[len(kept)] in " ,;:-", shown
+    if shown == text:
+        return
+    # The longest such prefix: one more word would not fit.
+    more = kept + " " + text[len(kept) :].split()[0] + "…"
+    assert turns.wrapped_lines(more, chars) > turns.CELL_LINES, shown
 
 
 def test_every_verdict_has_a_pill_colour_apart_from_the_others() -> None:

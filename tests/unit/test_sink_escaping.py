@@ -14,7 +14,7 @@ from factledger.collector.alerts.payloads import slack_payload
 from factledger.collector.alerts.rules import AlertRule
 from factledger.collector.alerts.slack_text import mrkdwn_text
 from factledger.dashboard import labeling
-from factledger.dashboard.safe_text import html_text, markdown_text, turn_link
+from factledger.dashboard.safe_text import code_html, html_text, markdown_text, turn_link
 from factledger.dashboard.screens import alerts, turn_view, turns
 
 HOSTILE = [
@@ -59,6 +59,26 @@ def test_markdown_text_shows_the_text_and_nothing_else(name: str) -> None:
 def test_html_text_has_no_tag_or_attribute_break(name: str) -> None:
     escaped = html_text(name)
     assert not set("<>\"'") & set(escaped)
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_code_html_adds_no_tag_but_code(name: str) -> None:
+    shown = code_html(f"key `{name}` and {name}")
+    without_code = shown.replace("<code>", "").replace("</code>", "")
+    assert not set("<>\"'") & set(without_code)
+
+
+@pytest.mark.parametrize(
+    ("message", "html"),
+    [
+        pytest.param("key `OPS-2173` is new", "key <code>OPS-2173</code> is new", id="one"),
+        pytest.param("`a_b`, `<c>`", "<code>a_b</code>, <code>&lt;c&gt;</code>", id="two-escaped"),
+        pytest.param("a lone ` stays", "a lone ` stays", id="unpaired"),
+        pytest.param("`across\nlines`", "`across\nlines`", id="not-across-lines"),
+    ],
+)  # fmt: skip
+def test_code_html_shows_quoted_identifiers_as_code(message: str, html: str) -> None:
+    assert code_html(message) == html
 
 
 def test_a_turn_link_keeps_the_id_inside_its_parameter() -> None:

@@ -345,7 +345,9 @@ def waterfall(rows: Sequence[dict[str, Any]]) -> Chart:
                     range=[OPERATION_COLOURS.get(op, "#718096") for op in operations],
                 ),
             ),
-            stroke=alt.condition("datum.error", alt.value("#c53030"), alt.value(None)),
+            stroke=alt.condition(
+                "datum.error", alt.value(palette.NEUTRAL_TEXT), alt.value(None)
+            ),  # a failed call is no verdict: slate, not the reject red
             strokeWidth=alt.value(2),
             tooltip=[
                 alt.Tooltip("label:N", title="span"),

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import html
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +34,7 @@ from factledger.dashboard.client import (
     withdraw_review,
 )
 from factledger.dashboard.review_questions import question_for
-from factledger.dashboard.safe_text import markdown_text
+from factledger.dashboard.safe_text import code_html, markdown_text
 from factledger.dashboard.ui import when
 
 REVIEWER_ENV = "FACTLEDGER_REVIEWER"
@@ -114,7 +113,6 @@ _CSS = """
   margin-right: 0.2rem; background: #f7fafc; color: #2d3748; }
 </style>
 """
-_CODE = re.compile(r"`([^`]+)`")
 
 
 @dataclass(frozen=True)
@@ -172,7 +170,7 @@ def reviewer_input(where: Any = st) -> None:
 def question_block(findings: Sequence[Mapping[str, Any]]) -> None:
     """The question that fits the turn's finding, and what each answer means."""
     question = question_for(findings)
-    ask = _CODE.sub(r"<code>\1</code>", html.escape(question.ask))
+    ask = code_html(question.ask)
     st.html(
         f'<div class="fl-question"><b>{ask}</b></div>'
         f'<div class="fl-answers"><span class="fl-key">H</span> hallucination: '

@@ -17,6 +17,7 @@ from urllib.parse import quote
 # then plain text; that covers Streamlit's own forms too (`:red[..]`, `:material/x:`, `$`).
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 _LINE_BREAKS = re.compile(r"[\r\n]+")
+_CODE = re.compile(r"`([^`\n]+)`")
 
 
 def markdown_text(value: object) -> str:
@@ -28,6 +29,12 @@ def markdown_text(value: object) -> str:
 def html_text(value: object) -> str:
     """`value` as HTML text or an attribute value (quotes escaped)."""
     return html.escape(str(value), quote=True)
+
+
+def code_html(value: object) -> str:
+    """`value` as HTML text (`html_text`) whose `code` spans show as code, backticks
+    dropped: finding messages and review questions quote identifiers that way."""
+    return _CODE.sub(r"<code>\1</code>", html_text(value))
 
 
 def turn_link(turn_id: str) -> str:

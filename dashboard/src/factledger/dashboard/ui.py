@@ -95,8 +95,9 @@ def guarded(render: Callable[[ApiClient], None]) -> Callable[[], None]:
         api = client()
         try:
             render(tenant_client(api))
+        # Notices are blue (`st.info`): amber is the flag's colour, red the reject's.
         except ApiUnavailable:
-            st.warning(
+            st.info(
                 f"**The FactLedger service is not reachable** at `{api.base_url}`.\n\n"
                 "Start it with `factledger serve` (or `factledger up` for the service, the "
                 "dashboard and demo traffic together), or point the dashboard at it with "
@@ -104,7 +105,7 @@ def guarded(render: Callable[[ApiClient], None]) -> Callable[[], None]:
                 icon=":material/cloud_off:",
             )
         except Forbidden as exc:
-            st.warning(
+            st.info(
                 f"**The FactLedger API refused this dashboard's read token** ({exc}).\n\n"
                 f"Set `{TOKEN_ENV}` for the dashboard to a read token of the tenants it "
                 "should show (the service's FACTLEDGER_READ_TOKENS), or to a review token "

@@ -133,7 +133,7 @@ def _export_section(api: ApiClient) -> None:
     for target in targets:
         line = export_line(target)
         if target["pending"] and target["lag_seconds"] > EXPORT_LAG_WARNING_SECONDS:
-            st.warning(line, icon=":material/schedule_send:")
+            st.info(line, icon=":material/schedule_send:")
         else:
             st.markdown(line)
 

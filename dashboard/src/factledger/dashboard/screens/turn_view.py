@@ -22,7 +22,7 @@ from factledger.dashboard.finding_evidence import (
 )
 from factledger.dashboard.finding_sets import FindingGroup, finding_groups
 from factledger.dashboard.highlight import highlight_reply, label_html, mark_tokens
-from factledger.dashboard.safe_text import markdown_text
+from factledger.dashboard.safe_text import code_html, markdown_text
 from factledger.dashboard.screens.guard_views import guard_block
 from factledger.dashboard.snapshot_notes import backing_note
 from factledger.dashboard.ui import verdict_html, when
@@ -210,7 +210,7 @@ def findings_block(
         message = (
             _set_html(group, str(finding["severity"]))
             if group.is_set
-            else html.escape(str(finding["message"]))
+            else code_html(finding["message"])
         )
         settled = [a for i in group.indices for a in answers.get(i, ())]
         named = html.escape(kind, quote=True)

@@ -55,8 +55,13 @@ ROWS_IN_VIEW = 12
 screen, scrolling inside for the rest of the page."""
 PREVIEW_CHARS = 200
 """The API's reply_preview holds a reply's first 200 characters, cut anywhere."""
-CELL_CHARS = 84
-"""Reply and reason text per cell: what four wrapped lines of their columns hold."""
+CELL_LINES = 4
+"""Lines of why and reply per cell: what `ROW_HEIGHT` shows whole."""
+CELL_PX_PER_CHAR = 7.5
+"""A generous width of one character of the grid's font (wider than its average, so a
+text measured with it wraps into no more lines in the grid than counted here)."""
+CELL_PADDING = 16
+"""The grid's padding inside a cell, both sides."""
 COLUMN_WIDTHS = {
     "time": 130,
     "verdict": 62,
@@ -106,7 +111,7 @@ def render(api: ApiClient) -> None:
         try:
             turn = api.turn(turn_id)
         except NotFound:
-            st.warning(missing_turn_notice(turn_id), icon=":material/search_off:")
+            st.info(missing_turn_notice(turn_id), icon=":material/search_off:")
             return
         turn_view.render_turn(turn)
         return
@@ -236,25 +241,57 @@ def table_rows(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     first flagged token, else its start; whole words only) and turn (the id a selected
     row opens). Cells are plain text: Markdown's code and emphasis marks are dropped,
     the identifiers inside them kept exactly."""
-    rows = []
-    for turn in turns:
+    rows = [
+        {
+            "time": parse_time(turn["started_at"]),
+            "verdict": [turn["verdict"]],
+            "class": classes_of(turn["kinds"]),
+            "agent": turn["agent"],
+            "model": turn["model"],
+            "kinds": ", ".join(kind_label(k) for k in turn["kinds"]),
+            "turn": turn["turn_id"],
+        }
+        for turn in turns
+    ]
+    widths = column_widths(rows)  # the name columns decide what why and reply get
+    why_chars, reply_chars = (line_chars(widths[c]) for c in ("why", "reply"))
+    for row, turn in zip(rows, turns, strict=True):
         preview = str(turn.get("flagged_preview") or turn["reply_preview"])
-        rows.append(
-            {
-                "time": parse_time(turn["started_at"]),
-                "verdict": [turn["verdict"]],
-                "class": classes_of(turn["kinds"]),
-                "agent": turn["agent"],
-                "model": turn["model"],
-                "kinds": ", ".join(kind_label(k) for k in turn["kinds"]),
-                "why": clip_words(plain_text(str(turn.get("why") or "")), CELL_CHARS),
-                "reply": clip_words(
-                    plain_text(preview), CELL_CHARS, cut=len(preview) >= PREVIEW_CHARS
-                ),
-                "turn": turn["turn_id"],
-            }
-        )
+        why = plain_text(str(turn.get("why") or ""))
+        row["why"] = fit_lines(why, why_chars, CELL_LINES)
+        cut = len(preview) >= PREVIEW_CHARS
+        row["reply"] = fit_lines(plain_text(preview), reply_chars, CELL_LINES, cut=cut)
     return rows
+
+
+def line_chars(width_px: int) -> int:
+    """The characters one line of a column `width_px` wide surely holds."""
+    return max(1, int((width_px - CELL_PADDING) / CELL_PX_PER_CHAR))
+
+
+def fit_lines(text: str, chars: int, lines: int, *, cut: bool = False) -> str:
+    """`text` as `clip_words` shortens it, to the longest that wraps (word by word, at
+    `chars` characters a line, a longer word taking the lines it needs) into `lines`
+    lines, its `…` included: the grid then shows every word of a cell whole."""
+    limit = len(" ".join(text.split()))
+    shown = clip_words(text, limit, cut=cut)
+    while limit > 0 and wrapped_lines(shown, chars) > lines:
+        limit = len(shown.removesuffix("…")) - 1
+        shown = clip_words(text, limit, cut=cut)
+    return shown
+
+
+def wrapped_lines(text: str, chars: int) -> int:
+    """How many lines `text` takes when wrapped word by word at `chars` characters."""
+    count, used = 0, 0
+    for word in text.split():
+        if used and used + 1 + len(word) <= chars:
+            used += 1 + len(word)
+            continue
+        whole, rest = divmod(len(word), chars)
+        count += whole + (1 if rest else 0)
+        used = rest if rest else chars
+    return count
 
 
 _KINDS = {kind.value: kind for kind in Kind}
