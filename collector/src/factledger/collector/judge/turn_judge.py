@@ -99,27 +99,22 @@ class Judged:
 def judged_rows(
     assembled: AssembledTurn,
     verdict: Verdict,
+    stored: tuple[Turn, Verdict],
     validated_at: datetime,
     redactor: Redactor | None = None,
     verifications: Sequence[Verification] = (),
     skew_bound_seconds: float = SKEW_BOUND_SECONDS,
-    stored: tuple[Turn, Verdict] | None = None,
 ) -> tuple[Row, list[Row], list[Row]]:
     """The `turns` row, the `findings` rows and the `verifications` rows of one judged
-    turn: the one place where a verdict becomes rows. Judged on the raw turn; stored
-    redacted when `redactor` is set (the answers of sources too; `stored`: the turn and
-    verdict `Redactor.judged` already made). Every row carries the time the turn counts
-    at: its own start, or for a clock skewed beyond `skew_bound_seconds` the time it was
-    received (`collector.judge.clock_skew`)."""
+    turn: the one place where a verdict becomes rows. Judged on the raw turn (`verdict`);
+    stored as `stored` says (the turn and verdict `Redactor.judged` made, or the raw pair
+    without redaction), the answers of sources redacted when `redactor` is set. Every row
+    carries the time the turn counts at: its own start, or for a clock skewed beyond
+    `skew_bound_seconds` the time it was received (`collector.judge.clock_skew`)."""
     times = turn_times(assembled, skew_bound_seconds)
     started = _datetime(times.started_at_ns)
     raw_verdict = verdict
-    if stored is not None:
-        turn, verdict = stored
-    elif redactor:
-        turn, verdict = redactor.judged(assembled.turn, verdict)
-    else:
-        turn = assembled.turn
+    turn, verdict = stored
     turn_row = rows.turn_row(
         turn,
         verdict,
@@ -285,11 +280,11 @@ class TurnJudge:
                 turn_row, findings, verifications = judged_rows(
                     judged.assembled,
                     judged.verdict,
+                    stored,
                     validated_at,
                     self._redactor,
                     judged.verifications,
                     self._skew_bound,
-                    stored,
                 )
                 # A turn `judged` left as it was holds no secret in any text its evidence
                 # is cut from (results, arguments, the reply, tool names): no second scan.
