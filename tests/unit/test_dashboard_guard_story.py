@@ -63,6 +63,13 @@ def _openinference_span(*messages: tuple[str, str]) -> dict[str, Any]:
     return {"attributes": attributes}
 
 
+# smolagents' own words for a failed final-answer check (memory.ActionStep.to_messages
+# around agents.MultiStepAgent's AgentError), the guard's nudge inside them.
+SMOLAGENTS_WRAPPED = (
+    "Call id: call_2\nError:\nCheck factledger_guard failed with error: "
+    f"{NUDGE}\nNow let's retry: take care not to repeat previous errors! If you have "
+    "retried several times, try a completely different approach.\n"
+)
 CONVERSATION = (("user", "Push main."), ("assistant", "Pushed: commit fe49e1."), ("user", NUDGE))
 
 
@@ -76,6 +83,12 @@ CONVERSATION = (("user", "Push main."), ("assistant", "Pushed: commit fe49e1."),
                          ("user", WRAPPED))],
             [Attempt("Pushed: commit fe49e1.", WRAPPED)],
             id="a-nudge-wrapped-by-the-framework",
+        ),
+        pytest.param(
+            [_genai_span(("user", "Push main."), ("assistant", "Pushed: commit fe49e1."),
+                         ("user", SMOLAGENTS_WRAPPED))],
+            [Attempt("Pushed: commit fe49e1.", SMOLAGENTS_WRAPPED)],
+            id="a-nudge-inside-a-failed-check-of-smolagents",
         ),
         pytest.param([_openinference_span(*CONVERSATION)],
                      [Attempt("Pushed: commit fe49e1.", NUDGE)], id="openinference-messages"),

@@ -4,10 +4,10 @@ guard sent back, with its nudge, before the one it kept). Pure functions of the 
 JSON.
 
 The attempts are read from the turn's spans: the model call that saw the most nudges
-holds the conversation up to the last attempt, where each nudge (a framework message by
-the service's own rule, `processors.nudges.is_framework_nudge`, which knows a framework's
-wrapping too) follows the reply it answers. Two ways of writing messages are read: the
-GenAI conventions' `gen_ai.input.messages` and OpenInference's flattened
+holds the conversation up to the last attempt, where each nudge (a framework message,
+`processors.nudges.is_framework_nudge`, also when the framework wraps it in feedback of
+its own) follows the reply it answers. Two ways of writing messages are read: the GenAI
+conventions' `gen_ai.input.messages` and OpenInference's flattened
 `llm.input_messages.<i>.message.*`; a turn whose spans hold neither shows the sentence
 alone.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from factledger.dashboard.client import GuardSummary, TurnGuard
-from factledger.processors.nudges import is_framework_nudge
+from factledger.processors.nudges import NUDGE_MARKER, is_framework_nudge
 
 GUARD_MEANING = (
     "Each nudge is a hallucination the guard caught inside the agent's loop: **corrected** "
@@ -31,6 +31,8 @@ GUARD_MEANING = (
 """The one sentence under the Overview's table."""
 
 _TIMES = {1: "once", 2: "twice"}
+_WRAP_SCAN = 400
+"""How far into a message a framework's wrapping of the nudge may reach."""
 _OPENINFERENCE = re.compile(r"^llm\.input_messages\.(\d+)\.message\.(.+)$")
 
 
@@ -84,6 +86,18 @@ def guard_sentence(guard: TurnGuard | None) -> str | None:
             return "The guard checked the reply; it passed untouched."
 
 
+def is_nudge(text: str) -> bool:
+    """A framework's nudge, also where the framework wraps it in words of its own on the
+    same line (smolagents hands a failed final-answer check back as a tool response,
+    "Error:\\nCheck factledger_guard failed with error: [FACTLEDGER ..."), which the service's rule
+    (`is_framework_nudge`, a marker that opens the message or one of its first lines)
+    leaves to the user's words."""
+    if is_framework_nudge(text):
+        return True
+    at = text.find(NUDGE_MARKER, 0, _WRAP_SCAN)
+    return at >= 0 and is_framework_nudge(text[at:])
+
+
 def attempts(spans: Iterable[Mapping[str, Any]]) -> list[Attempt]:
     """The replies the guard sent back, oldest first, each with its nudge: from the span
     whose input holds the most nudges; empty when no span shows one."""
@@ -101,7 +115,7 @@ def _attempts_in(messages: Sequence[tuple[str, str]]) -> list[Attempt]:
     for role, text in messages:
         if role == "assistant":
             reply = text or reply
-        elif is_framework_nudge(text):
+        elif is_nudge(text):
             found.append(Attempt(reply, text))
             reply = ""
     return found
