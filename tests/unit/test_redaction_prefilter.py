@@ -3,6 +3,8 @@ gets the edits that running each rule whose anchors it holds would give."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +18,7 @@ from factledger.collector.redaction import (
     Rule,
     _merged,
 )
+from tests.unit.secret_corpus import SHAPES
 
 RULES = (*SECRET_RULES, *OPTIONAL_RULES.values())
 ALL = Redactor(RULES)
@@ -155,6 +158,24 @@ _FRAGMENTS = [
     "0123456789",
     "+49 30 ",
     "(415) 555-0100",
+    "client_secret",
+    "encryption_key",
+    "signing-key",
+    "private_key",
+    "SECRET_KEY_BASE",
+    "apikey",
+    "passphrase",
+    "session_token",
+    "--user",
+    "-u ",
+    "--client-secret=",
+    "mysql -p",
+    "login ",
+    ":5432:",
+    '"auth',
+    "?sig=",
+    "Q~",
+    "1234567:AA",
     "K",
     "ſ",
     "İ",
@@ -179,3 +200,28 @@ def test_a_long_text_of_near_misses_still_lists_every_rule_it_holds() -> None:
     text = "".join(pieces[(i * 7919) % len(pieces)] for i in range(400_000)) + " é \ud800"
     assert len(text) > 2_000_000
     assert redactor._prefilter.rules_for(text) == SECRET_RULES
+
+
+_LEADED = [rule for rule in RULES if rule.lead is not None]
+_ASCII = st.characters(codec="ascii")
+
+
+@pytest.mark.parametrize("rule", _LEADED, ids=lambda rule: rule.name)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_rule_tried_only_near_its_anchors_finds_what_it_finds_anywhere(
+    rule: Rule, data: st.DataObject
+) -> None:
+    # Texts the pattern itself makes (any case, any escape depth), between other text and
+    # repeated: a lead too short for one of its words leaves that match out.
+    found = data.draw(st.from_regex(rule.pattern, alphabet=_ASCII))
+    around = data.draw(st.lists(st.sampled_from(_FRAGMENTS), max_size=6))
+    text = "".join(around[: len(around) // 2]) + found + " " + found + "".join(around)
+    assert Redactor([rule]).edits(text) == _rule_by_rule((rule,), text)
+
+
+def test_the_corpus_of_real_shapes_gets_the_edits_rule_by_rule_gives() -> None:
+    redactor = Redactor.default()
+    for shape in SHAPES:
+        for text in (shape.text, shape.negative, json.dumps({"out": shape.text})):
+            assert redactor.edits(text) == _rule_by_rule(SECRET_RULES, text), shape.name

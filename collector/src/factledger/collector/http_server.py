@@ -31,6 +31,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from factledger.collector.access_log import redact_access_log
+from factledger.collector.gc_tuning import tune_collector
 from factledger.collector.settings import ServiceSettings
 
 MAX_HEADER_BYTES = 64 * 1024
@@ -131,4 +132,5 @@ def server_config(app: Any, settings: ServiceSettings) -> uvicorn.Config:
 
 def serve(app: Any, settings: ServiceSettings) -> None:
     """Run `app` until the process is told to stop."""
+    tune_collector()
     uvicorn.Server(server_config(app, settings)).run()

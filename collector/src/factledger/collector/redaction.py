@@ -13,9 +13,10 @@ Rules (secret_rules.py) are regular expressions with literal anchors: a rule run
 text that contains one of its anchors. One compiled pass over the text (an RE2 set of
 every anchor and of the literal each other built-in pattern starts with) tells which rules
 can match, so the common span (no secret) costs one scan instead of one per anchor and
-per rule. Every pattern is linear: bounded repetitions, no nested quantifiers. Attribute
-keys that name a secret (`http.request.header.authorization`, `...password`, ...) have
-their whole value replaced.
+per rule. A rule whose matches start within a few characters of an anchor (`Rule.lead`)
+is tried only there, not at every character of the text. Every pattern is linear: bounded
+repetitions, no nested quantifiers. Attribute keys that name a secret
+(`http.request.header.authorization`, `...password`, ...) have their whole value replaced.
 Configuration (FACTLEDGER_REDACTION, TOML)::
 
     [redaction]
@@ -34,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -130,8 +131,11 @@ class Redactor:
         by their key elsewhere (a tool argument named `password`): replaced wherever they
         occur, since no rule would recognise them without their key."""
         found: list[tuple[int, int, str]] = []
-        for rule in self._prefilter.rules_for(text) if len(text) >= MIN_SCAN_CHARS else ():
-            for match in rule.pattern.finditer(text):
+        rules = self._prefilter.rules_for(text) if len(text) >= MIN_SCAN_CHARS else ()
+        anchorable = bool(rules) and _anchors_are_exact(text)
+        for rule in rules:
+            near = rule.lead is not None and anchorable
+            for match in _near_anchors(rule, text) if near else rule.pattern.finditer(text):
                 group = match.lastindex or 0 if rule.group < 0 else rule.group
                 start, end = match.span(group)
                 if end > start:
@@ -506,6 +510,49 @@ class _Prefilter:
 def _needles(rule: Rule) -> tuple[str, ...]:
     """What `_Prefilter` looks for on a rule's behalf, in lower case."""
     return rule.anchors or tuple(literal.lower() for literal in rule.literals)
+
+
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+"""The characters a case-insensitive pattern matches to an ASCII letter (İ, ı, ſ, the
+Kelvin sign) but whose lower case is no ASCII letter: an anchor is not found where they
+spell it. (İ is also the one character whose lower case is two characters long.)"""
+
+
+def _anchors_are_exact(text: str) -> bool:
+    """True when `text.lower()` finds an anchor wherever a case-insensitive pattern sees
+    its word, at the same offsets."""
+    return text.isascii() or not _FOLDS_TO_ASCII.search(text)
+
+
+def _near_anchors(rule: Rule, text: str) -> Iterator[re.Match[str]]:
+    """What `rule.pattern.finditer(text)` gives, found by trying the pattern only at the
+    `rule.lead` starts before each anchor (see `Rule.lead`; the text must pass
+    `_anchors_are_exact`). When the tries would outnumber the text's characters, the
+    whole text is searched instead."""
+    assert rule.lead is not None
+    lowered = text.lower()
+    found_at: list[int] = []
+    for anchor in rule.anchors:
+        at = lowered.find(anchor)
+        while at >= 0:
+            found_at.append(at)
+            at = lowered.find(anchor, at + 1)
+    if len(found_at) * (rule.lead + 1) > len(text):
+        yield from rule.pattern.finditer(text)
+        return
+    found_at.sort()
+    match_at = rule.pattern.match
+    resume = 0  # matches do not overlap: the next one starts where the last ended
+    for at in found_at:
+        start = max(resume, at - rule.lead)
+        while start <= at:
+            found = match_at(text, start)
+            if found is None:
+                start += 1
+                continue
+            yield found
+            # A pattern with a lead matches its word at least: never the empty string.
+            resume = start = max(found.end(), start + 1)
 
 
 def _bytes_text(value: bytes | bytearray) -> str:

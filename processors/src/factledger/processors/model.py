@@ -6,11 +6,11 @@ validator reads a `Turn` and returns `Finding`s; nothing here does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from .guard_activity import UNGUARDED, GuardActivity
 from .identifiers import Identifier, extract_identifiers
@@ -21,6 +21,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 CallOrigin = Literal["structured", "prose", "framework"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+_View = TypeVar("_View")
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,18 @@ class Turn:
         # A turn crosses a process boundary on its way to verification: its fields only,
         # not the derived views (they would double its size and are cheap to recompute).
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def derived(self, view: Callable[[Turn], _View]) -> _View:
+        """`view(self)`, computed once per turn and kept with it, like the views below: for
+        a view that lives beside the code reading it (a validator's, the evidence rows'),
+        which this module cannot import. `view` is a module-level function of the turn
+        alone; validation and row shaping then share one result."""
+        views: dict[Callable[[Turn], Any], Any] | None = self.__dict__.get("_views")
+        if views is None:
+            views = self.__dict__["_views"] = {}
+        if view not in views:
+            views[view] = view(self)
+        return cast("_View", views[view])
 
     @cached_property
     def reply_lower(self) -> str:

@@ -29,7 +29,6 @@ Exceptions::
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import pickle
@@ -44,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
+from factledger.collector.gc_tuning import tune_collector
 from factledger.collector.judge.quarantine import QuarantiningRunner, TurnNote
 from factledger.collector.judge.time_limit import DEFAULT_TURN_SECONDS, TimeLimitedRunner
 from factledger.collector.judge.turn_judge import Count, Judged, TurnJudge
@@ -61,7 +61,6 @@ _TICK_SECONDS = 0.05
 _HEARTBEAT_SECONDS = 1.0
 """An idle worker says it is alive this often (the service replaces a silent one)."""
 _STOP_SECONDS = 5.0
-_GC_THRESHOLDS = (50_000, 10, 10)
 
 
 class WorkerDied(FactLedgerError):
@@ -333,12 +332,7 @@ def serve(inbox: Connection, outbox: Connection, config: WorkerConfig, note: Tur
         verify=config.verify,
         grade=config.runner.graded,
     )
-    # Judging allocates many short-lived containers that rarely form cycles: at the
-    # default threshold (700) the cyclic collector took about 12% of judging time
-    # (measured on the ingest benchmark's turns); at 50,000 about 1%. Objects alive now
-    # (modules, compiled rules) are never garbage: keep them out of every collection.
-    gc.freeze()
-    gc.set_threshold(*_GC_THRESHOLDS)
+    tune_collector()
     # Messages wait pickled: a backlog of spans takes about 60% of the memory it would
     # as objects (2.9 against 4.9 KB per span of the ingest benchmark).
     messages: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()

@@ -52,8 +52,13 @@ class Backing:
 def result_calls(turn: Turn) -> tuple[ToolCall, ...]:
     """The calls whose results are evidence, the turn's own first, in call order: those
     that returned a result and succeeded, without the one that delivered the reply."""
+    return tuple(call for call, _ in turn.derived(_lowered_results))
+
+
+def _lowered_results(turn: Turn) -> tuple[tuple[ToolCall, str], ...]:
+    # Every backed token asks every call: the results are lower-cased once per turn.
     return tuple(
-        c
+        (c, c.result.lower())
         for c in (*turn.tool_calls, *turn.history_tool_calls)
         if c.result is not None and not c.answer and call_succeeded(c)
     )
@@ -61,8 +66,8 @@ def result_calls(turn: Turn) -> tuple[ToolCall, ...]:
 
 def backing_call(turn: Turn, holds: Callable[[str], bool]) -> ToolCall | None:
     """The first call of `result_calls` whose lower-cased result `holds`."""
-    for call in result_calls(turn):
-        if holds((call.result or "").lower()):
+    for call, lowered in turn.derived(_lowered_results):
+        if holds(lowered):
             return call
     return None
 
@@ -120,16 +125,20 @@ class NearestReal:
 
     def _read(self) -> Sequence[tuple[Identifier, ToolCall]]:
         if self._candidates is None:
-            found: dict[str, tuple[Identifier, ToolCall]] = {}
-            for call in result_calls(self._turn):
-                for ident in extract_identifiers(call.result or ""):
-                    found.setdefault(ident.text.lower(), (ident, call))
-                    if len(found) >= MAX_CANDIDATES:
-                        break
-                if len(found) >= MAX_CANDIDATES:
-                    break
-            self._candidates = tuple(found.values())
+            self._candidates = self._turn.derived(_result_identifiers)
         return self._candidates
+
+
+def _result_identifiers(turn: Turn) -> tuple[tuple[Identifier, ToolCall], ...]:
+    """Each distinct identifier of the tool results (at most MAX_CANDIDATES), with the
+    first call that returned it."""
+    found: dict[str, tuple[Identifier, ToolCall]] = {}
+    for call in result_calls(turn):
+        for ident in extract_identifiers(call.result or ""):
+            found.setdefault(ident.text.lower(), (ident, call))
+            if len(found) >= MAX_CANDIDATES:
+                return tuple(found.values())
+    return tuple(found.values())
 
 
 _DIGITS = re.compile(r"\d+")

@@ -145,7 +145,12 @@ _COMMIT_IN_RESULT = re.compile(
 
 def checked_identifiers(turn: Turn) -> tuple[Identifier, ...]:
     """The reply's identifiers this validator checks: every identifier shape, and the short
-    SHAs that stand in a commit's context (`commit_short_shas`)."""
+    SHAs that stand in a commit's context (`commit_short_shas`). Found once per turn: the
+    evidence rows back the same identifiers."""
+    return turn.derived(_checked_identifiers)
+
+
+def _checked_identifiers(turn: Turn) -> tuple[Identifier, ...]:
     return (*turn.reply_identifiers, *commit_short_shas(turn))
 
 
