@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from factledger.processors.evidence.record_states import REPLY_STATE_WORDS
+from factledger.processors.validators import record_state
 from factledger.processors.validators.quantities import parse_number
 from tests.unit.transcripts import Call, chat, kinds_of
 
@@ -341,3 +346,24 @@ def test_a_number_a_tool_returned_or_no_quantity_passes(transcript: dict[str, An
 )
 def test_written_numbers_are_read_as_values(text: str, value: float, decimals: int) -> None:
     assert parse_number(text) == (value, decimals)
+
+
+_STATE_WORDS = sorted(REPLY_STATE_WORDS)
+_BESIDE = ["", " ", "-", "_", "x", "1", "ü", ".", "(", "\n", "已", "un", "s"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(_STATE_WORDS + _BESIDE), max_size=12))
+def test_a_state_word_is_found_exactly_where_it_stands_alone(parts: list[str]) -> None:
+    # The words as the reference pattern finds them: a word with no letter, digit, `_`
+    # or `-` on either side (CJK words anywhere).
+    text = "".join(parts)
+    latin = [w for w in _STATE_WORDS if w[0] < "\u3000"]
+    reference = re.compile(
+        r"(?<![\w-])(?:"
+        + "|".join(sorted(latin, key=len)[::-1])
+        + r")(?![\w-])|"
+        + "|".join(w for w in _STATE_WORDS if w[0] >= "\u3000")
+    )
+    found = [m.span() for m in record_state._STATE_WORD.finditer(text)]
+    assert found == [m.span() for m in reference.finditer(text)]

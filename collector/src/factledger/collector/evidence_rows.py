@@ -89,19 +89,20 @@ def turn_evidence_row(
         turn_id,
         version,
         epoch_ms(started_at),
-        [s.hash for s in snapshots],
-        [s.url_or_path for s in snapshots],
-        [s.tool for s in snapshots],
-        [s.call_id for s in snapshots],
-        [_ms(s.fetched_at_ns) for s in snapshots],
-        [s.size for s in snapshots],
-        [c.cited for c in citations],
-        [c.start for c in citations],
-        [c.end for c in citations],
-        [c.snapshot_hash or "" for c in citations],
-        [b.token for b in backings],
-        [b.start for b in backings],
-        [b.end for b in backings],
-        [b.tool for b in backings],
-        [b.call_id for b in backings],
+        *_columns(
+            [
+                (s.hash, s.url_or_path, s.tool, s.call_id, _ms(s.fetched_at_ns), s.size)
+                for s in snapshots
+            ],
+            6,
+        ),
+        *_columns([(c.cited, c.start, c.end, c.snapshot_hash or "") for c in citations], 4),
+        *_columns([(b.token, b.start, b.end, b.tool, b.call_id) for b in backings], 5),
     ]
+
+
+def _columns(records: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """`records` (each `width` long) as `width` column lists: the row stores arrays."""
+    if not records:
+        return [[] for _ in range(width)]  # most turns: no snapshot, no citation
+    return [list(column) for column in zip(*records, strict=True)]

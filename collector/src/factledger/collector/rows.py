@@ -533,6 +533,8 @@ def verification_rows(
 ) -> list[list[Any]]:
     """The `verifications` rows of one verdict version, in VERIFICATION_COLUMNS order: each
     answer tied to the finding of `verdict` it is about (FindingIdx -1: none)."""
+    if not verifications:
+        return []  # most versions: nothing was verified
     started_ms = epoch_ms(started_at)
     by_subject = {
         subject.key: idx

@@ -24,6 +24,21 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _View = TypeVar("_View")
 
 
+def _derived(owner: Any, view: Callable[[Any], _View]) -> _View:
+    # Kept in the instance's own dict, as cached_property keeps its values: a frozen
+    # dataclass allows that, and the views go when the object goes.
+    views: dict[Callable[[Any], Any], Any] | None = owner.__dict__.get("_views")
+    if views is None:
+        views = owner.__dict__["_views"] = {}
+    if view not in views:
+        views[view] = view(owner)
+    return cast("_View", views[view])
+
+
+def _fields_only(owner: Any) -> dict[str, Any]:
+    return {f.name: getattr(owner, f.name) for f in fields(owner)}
+
+
 @dataclass(frozen=True)
 class Message:
     """One conversation message as the model saw it (text only)."""
@@ -81,6 +96,14 @@ class ToolCall:
     """Index of the LLM step (assistant message) of the turn that requested the call."""
     answer: bool = False
 
+    def __getstate__(self) -> dict[str, Any]:
+        return _fields_only(self)
+
+    def derived(self, view: Callable[[ToolCall], _View]) -> _View:
+        """`view(self)`, computed once per call and kept with it (see `Turn.derived`): a
+        call's outcome is asked by every validator and by the evidence rows."""
+        return _derived(self, view)
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -136,19 +159,14 @@ class Turn:
     def __getstate__(self) -> dict[str, Any]:
         # A turn crosses a process boundary on its way to verification: its fields only,
         # not the derived views (they would double its size and are cheap to recompute).
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return _fields_only(self)
 
     def derived(self, view: Callable[[Turn], _View]) -> _View:
         """`view(self)`, computed once per turn and kept with it, like the views below: for
         a view that lives beside the code reading it (a validator's, the evidence rows'),
         which this module cannot import. `view` is a module-level function of the turn
         alone; validation and row shaping then share one result."""
-        views: dict[Callable[[Turn], Any], Any] | None = self.__dict__.get("_views")
-        if views is None:
-            views = self.__dict__["_views"] = {}
-        if view not in views:
-            views[view] = view(self)
-        return cast("_View", views[view])
+        return _derived(self, view)
 
     @cached_property
     def reply_lower(self) -> str:

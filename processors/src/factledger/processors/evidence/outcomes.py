@@ -60,7 +60,12 @@ _HTTP_STATUS_KEYS = ("status_code", "statuscode", "http_status", "code", "status
 
 def call_failed(call: ToolCall) -> bool:
     """True when the call did not run successfully (explicit mark, error payload, no result).
-    An answer call (it delivered the reply) failed only when the source marked it."""
+    An answer call (it delivered the reply) failed only when the source marked it. Found
+    once per call: every validator asks."""
+    return call.derived(_call_failed)
+
+
+def _call_failed(call: ToolCall) -> bool:
     if call.answer:
         return call.error
     if call.error or call.result is None or call.origin == "prose":

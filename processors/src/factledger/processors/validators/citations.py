@@ -264,10 +264,14 @@ def _prescribed_to_look_up(turn: Turn, url: str, start: int) -> bool:
     return header is not None and _TO_LOOK_UP.search(header) is not None
 
 
-def cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
+def cited_sources(turn: Turn) -> tuple[tuple[str, int, int, bool], ...]:
     """URLs and source ids that the reply offers as evidence: (token, start, end, relayed),
     `relayed` for a URL that only a plain list item offers (a link list, not a citation
-    of a page's content)."""
+    of a page's content). Found once per turn: the evidence rows back the same ones."""
+    return turn.derived(_cited_sources)
+
+
+def _cited_sources(turn: Turn) -> tuple[tuple[str, int, int, bool], ...]:
     reply, lower = turn.reply, turn.reply_lower
     urls = [i for i in turn.reply_identifiers if i.shape is Shape.URL]
     candidates = [(m.group(), m.start(), m.end()) for m in bounded_finditer(_SOURCE_ID, reply)]
@@ -281,7 +285,7 @@ def cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
             and not _prescribed_to_look_up(turn, i.text, i.start)
         ]
     if not candidates:
-        return []
+        return ()
     section = _SOURCES_SECTION.search(lower)
     out = []
     for token, start, end in candidates:
@@ -296,4 +300,4 @@ def cited_sources(turn: Turn) -> list[tuple[str, int, int, bool]]:
             out.append((token, start, end, False))
         elif numbered is not None:
             out.append((token, start, end, True))
-    return out
+    return tuple(out)

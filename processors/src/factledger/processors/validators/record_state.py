@@ -34,10 +34,16 @@ from ..text import Sentence, sentence_around
 from .base import finding
 
 _CJK_WORDS = [w for w in REPLY_STATE_WORDS if w[0] >= "\u3000"]
+# A word stands alone (no letter, digit, `_` or `-` on either side). Each word opens its
+# own alternative, its boundary checked behind it: a pattern whose every alternative
+# starts with a letter lets `re` skip to the characters that can start one, where a
+# leading lookbehind makes it try every position of the reply.
 _STATE_WORD = re.compile(
-    r"(?<![\w-])(?:"
-    + "|".join(sorted((w for w in REPLY_STATE_WORDS if w not in _CJK_WORDS), key=len)[::-1])
-    + r")(?![\w-])|"
+    "|".join(
+        rf"{re.escape(w)}(?<![\w-]{re.escape(w)})(?![\w-])"
+        for w in sorted((w for w in REPLY_STATE_WORDS if w not in _CJK_WORDS), key=len)[::-1]
+    )
+    + "|"
     + "|".join(_CJK_WORDS)
 )
 # Before the word: a copula or auxiliary (with adverbs between), an opening label.
