@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar, cast
 
 from .guard_activity import UNGUARDED, GuardActivity
-from .identifiers import Identifier, extract_identifiers
+from .identifiers import Identifier, extract_identifiers, short_shas
 from .kinds import KIND_INFO, HallucinationClass, Kind, Outcome, Severity
 from .text import lowered
 
@@ -178,6 +178,12 @@ class Turn:
     def reply_identifiers(self) -> tuple[Identifier, ...]:
         """Identifier-shaped tokens of the reply (see `processors.identifiers`)."""
         return tuple(extract_identifiers(self.reply))
+
+    @cached_property
+    def reply_short_shas(self) -> tuple[Identifier, ...]:
+        """The reply's short SHAs outside its identifiers (`identifiers.short_shas`); whether
+        one names a commit is for its reader to decide."""
+        return tuple(short_shas(self.reply, self.reply_identifiers))
 
     @cached_property
     def offered_tool_names(self) -> frozenset[str] | None:

@@ -38,7 +38,6 @@ from ..identifiers import (
     is_grounded,
     is_place_to_go,
     is_repeated,
-    short_shas,
 )
 from ..kinds import Kind
 from ..model import Finding, ResultToken, Turn
@@ -158,7 +157,7 @@ def commit_short_shas(turn: Turn) -> list[Identifier]:
     """The reply's 7-9 character short SHAs that stand in a commit's context: a commit
     word in their sentence, else a git call of the turn or commits in the tool results
     (asked only when a candidate lacks the word, and once)."""
-    candidates = short_shas(turn.reply, turn.reply_identifiers)
+    candidates = turn.reply_short_shas
     out: list[Identifier] = []
     in_session: bool | None = None
     for sha in candidates:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 
 from ..codeish import code_names
-from ..identifiers import Shape, is_grounded, short_shas
+from ..identifiers import Shape, is_grounded
 from ..kinds import Kind
 from ..model import Finding, TextRange, Turn, Verdict
 from ..validators.mirror import negated_mentions
@@ -124,7 +124,7 @@ def _candidates(turn: Turn, named: set[str]) -> Iterator[Subject]:
 
 
 def _short_shas(turn: Turn, haystack: str, named: set[str]) -> Iterator[Subject]:
-    for sha in short_shas(turn.reply, turn.reply_identifiers):
+    for sha in turn.reply_short_shas:
         if sha.text.lower() in named or is_grounded(sha, haystack):
             continue
         yield Subject(SubjectKind.COMMIT, sha.text, span=TextRange(sha.start, sha.end))
