@@ -3,10 +3,12 @@ the verdict delay; and handing verification requests on.
 
 One insert per table for a round's results, through the pipeline's held inserts
 (`collector.ingest.retry`): a verdict is never dropped while the store cannot write.
-A turn's evidence (snapshots, citation backings) is stored before its turn row, so a
-reader that sees the turn sees its evidence too. Once a round's turn and finding rows are
-stored, their verdict versions go to the export outbox (`collector.export.outbox`), which
-only appends: export costs judging a record's encoding and a write to the page cache.
+A version's findings, verification answers and evidence (snapshots, citation backings)
+are stored before its turn row, the row readers find a version by: a reader that sees the
+version sees all of it (`GET /api/v1/turns/{id}` read a version's turn row before its
+findings were in, and answered it without them). Once a round's rows are stored, their
+verdict versions go to the export outbox (`collector.export.outbox`), which only appends:
+export costs judging a record's encoding and a write to the page cache.
 """
 
 from __future__ import annotations
@@ -75,17 +77,17 @@ class VerdictWriter:
                 self._snapshots(snapshot_rows)
             if evidence_rows:
                 self._evidence(evidence_rows)
+            if finding_rows:
+                self._findings(finding_rows)
+            if answer_rows:
+                self._verifications(answer_rows)
             turns_stored = bool(turn_rows) and self._turns(turn_rows)
             if turns_stored:
                 delays = rows.first_verdict_delays(turn_rows, int(time.time() * 1000))
                 self._metrics.observe(VERDICT_DELAY, *delays)
-            if finding_rows:
-                self._findings(finding_rows)
             if turns_stored and self._export is not None:
                 replies = [reply for judged in results for reply in judged.replies]
                 self._export(verdict_records(turn_rows, finding_rows, replies, self._dashboard_url))
-            if answer_rows:
-                self._verifications(answer_rows)
             requests = [request for judged in results for request in judged.requests]
             if requests and self._verify is not None:
                 self._verify(judge, requests)
