@@ -132,10 +132,16 @@ class Redactor:
         occur, since no rule would recognise them without their key."""
         found: list[tuple[int, int, str]] = []
         rules = self._prefilter.rules_for(text) if len(text) >= MIN_SCAN_CHARS else ()
-        anchorable = bool(rules) and _anchors_are_exact(text)
+        lowered = text.lower() if any(r.lead is not None for r in rules) else ""
+        anchorable = bool(lowered) and _anchors_are_exact(text)
         for rule in rules:
-            near = rule.lead is not None and anchorable
-            for match in _near_anchors(rule, text) if near else rule.pattern.finditer(text):
+            lead = rule.lead if anchorable else None
+            matches = (
+                rule.pattern.finditer(text)
+                if lead is None
+                else _near_anchors(rule, lead, text, lowered)
+            )
+            for match in matches:
                 group = match.lastindex or 0 if rule.group < 0 else rule.group
                 start, end = match.span(group)
                 if end > start:
@@ -524,27 +530,25 @@ def _anchors_are_exact(text: str) -> bool:
     return text.isascii() or not _FOLDS_TO_ASCII.search(text)
 
 
-def _near_anchors(rule: Rule, text: str) -> Iterator[re.Match[str]]:
+def _near_anchors(rule: Rule, lead: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
     """What `rule.pattern.finditer(text)` gives, found by trying the pattern only at the
-    `rule.lead` starts before each anchor (see `Rule.lead`; the text must pass
-    `_anchors_are_exact`). When the tries would outnumber the text's characters, the
-    whole text is searched instead."""
-    assert rule.lead is not None
-    lowered = text.lower()
+    `lead` (`rule.lead`) starts before each anchor in `lowered` (`text.lower()`, the text
+    passing `_anchors_are_exact`). When the tries would outnumber the text's characters,
+    the whole text is searched instead."""
     found_at: list[int] = []
     for anchor in rule.anchors:
         at = lowered.find(anchor)
         while at >= 0:
             found_at.append(at)
             at = lowered.find(anchor, at + 1)
-    if len(found_at) * (rule.lead + 1) > len(text):
+    if len(found_at) * (lead + 1) > len(text):
         yield from rule.pattern.finditer(text)
         return
     found_at.sort()
     match_at = rule.pattern.match
     resume = 0  # matches do not overlap: the next one starts where the last ended
     for at in found_at:
-        start = max(resume, at - rule.lead)
+        start = max(resume, at - lead)
         while start <= at:
             found = match_at(text, start)
             if found is None:
