@@ -363,6 +363,21 @@ def test_verdict_history_survives_merges(store: Store) -> None:
     assert [(v["version"], v["verdict"]) for v in turn["versions"]] == [(1, "reject"), (2, "pass")]
 
 
+def test_a_turns_history_ends_at_the_version_it_shows(store: Store) -> None:
+    write(store, Seed("t1", Outcome.REJECT, (finding(Kind.FABRICATED_IDENTIFIER),)))
+    # Version 2 lands between reading the turn and reading its history: its history row
+    # is there, its turn row is not yet.
+    store._query(
+        "INSERT INTO {db}.turn_versions (Tenant, TurnId, Version, Verdict, Kinds, StartedAt,"
+        " ValidatedAt) VALUES ({tenant:String}, 't1', 2, 'pass', [], now64(3), now64(3))",
+        {"tenant": TENANT},
+    )
+    turn = store.get_turn(TENANT, "t1")
+    assert turn is not None
+    assert (turn["version"], turn["verdict"]) == (1, "reject")
+    assert [(v["version"], v["verdict"]) for v in turn["versions"]] == [(1, "reject")]
+
+
 def test_get_turn_details(store: Store) -> None:
     ingest(store, spans(1, 2))
     seed = Seed(

@@ -185,26 +185,32 @@ class TurnQueries(Connection):
         params = {"tenant": tenant, "turn_id": turn_id}
         where = "Tenant = {tenant:String} AND TurnId = {turn_id:String}"
 
-        # The history lives in turn_versions: merges of `turns` keep only the latest version.
-        def history(table: str) -> list[dict[str, Any]]:
-            return self._query(
-                "SELECT Version, Verdict, Kinds,"
-                " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
-                f" FROM {{db}}.{table} WHERE {where} ORDER BY Version LIMIT 1 BY Version",
-                params,
-            )
-
-        versions = history("turn_versions") or history("turns")
-        if not versions:
-            return None
-        latest = self._query(
+        found = self._query(
             f"SELECT {TURN_SUMMARY}, Provider, UserMessage, Reply, ToolCalls, SpanIds,"
             " Validators, MaxScore, HasClass5, ParentTurnId,"
             " GuardChecks, GuardNudges, GuardOutcome, GuardAction, GuardResult,"
             " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
             f" FROM {{db}}.turns WHERE {where} ORDER BY Version DESC LIMIT 1",
             params,
-        )[0]
+        )
+        if not found:
+            return None
+        latest = found[0]
+        # The history lives in turn_versions (merges of `turns` keep only the latest
+        # version), read after the version shown and cut there: a version stored between
+        # the two reads is not in the history of a turn that shows the one before.
+        shown = {**params, "version": int(latest["Version"])}
+
+        def history(table: str) -> list[dict[str, Any]]:
+            return self._query(
+                "SELECT Version, Verdict, Kinds,"
+                " toUnixTimestamp64Milli(ValidatedAt) AS validated_ms"
+                f" FROM {{db}}.{table} WHERE {where} AND Version <= {{version:UInt32}}"
+                " ORDER BY Version LIMIT 1 BY Version",
+                shown,
+            )
+
+        versions = history("turn_versions") or history("turns")
         turn = turn_summary(latest)
         turn.update(
             agent_started_at=from_epoch_ms(latest["agent_started_ms"]),
