@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import cached_property
 
 from .claim_rules import ClaimRule, ClaimRules, alternation
 from .code_regions import inside
+from .lazy import lazy_property
 from .limits import MAX_MATCHES_PER_PATTERN, bounded_finditer
 from .text import (
     PhraseSets,
@@ -173,12 +173,12 @@ class ClaimMatcher:
         self._zh_words = {w: r for r in rules.rules for w in r.zh}
         self._phrases = PhraseSets(self._en_words, self._de_words)
 
-    @cached_property
+    @lazy_property
     def _zh(self) -> re.Pattern[str] | None:
         words = list(self._zh_words)
         return re.compile(alternation(words)) if words else None
 
-    @cached_property
+    @lazy_property
     def _extra(self) -> list[tuple[ClaimRule, re.Pattern[str]]]:
         return [(r, re.compile(p)) for r in self.rules.rules for p in r.patterns]
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar, cast
 
 from .guard_activity import UNGUARDED, GuardActivity
 from .identifiers import Identifier, extract_identifiers, short_shas
 from .kinds import KIND_INFO, HallucinationClass, Kind, Outcome, Severity
+from .lazy import lazy_property
 from .text import lowered
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -25,7 +25,7 @@ _View = TypeVar("_View")
 
 
 def _derived(owner: Any, view: Callable[[Any], _View]) -> _View:
-    # Kept in the instance's own dict, as cached_property keeps its values: a frozen
+    # Kept in the instance's own dict, as lazy_property keeps its values: a frozen
     # dataclass allows that, and the views go when the object goes.
     views: dict[Callable[[Any], Any], Any] | None = owner.__dict__.get("_views")
     if views is None:
@@ -154,7 +154,7 @@ class Turn:
     (`processors.guard_activity`); not evidence, no validator reads it."""
 
     # Derived views, computed once per turn and shared by every validator.
-    # cached_property stores into __dict__ directly, so it works on a frozen dataclass.
+    # lazy_property stores into __dict__ directly, so it works on a frozen dataclass.
 
     def __getstate__(self) -> dict[str, Any]:
         # A turn crosses a process boundary on its way to verification: its fields only,
@@ -168,53 +168,53 @@ class Turn:
         alone; validation and row shaping then share one result."""
         return _derived(self, view)
 
-    @cached_property
+    @lazy_property
     def reply_lower(self) -> str:
         """The reply lower-cased with offsets kept: validators scan this without re.I,
         which is several times faster on long replies."""
         return lowered(self.reply)
 
-    @cached_property
+    @lazy_property
     def reply_identifiers(self) -> tuple[Identifier, ...]:
         """Identifier-shaped tokens of the reply (see `processors.identifiers`)."""
         return tuple(extract_identifiers(self.reply))
 
-    @cached_property
+    @lazy_property
     def reply_short_shas(self) -> tuple[Identifier, ...]:
         """The reply's short SHAs outside its identifiers (`identifiers.short_shas`); whether
         one names a commit is for its reader to decide."""
         return tuple(short_shas(self.reply, self.reply_identifiers))
 
-    @cached_property
+    @lazy_property
     def offered_tool_names(self) -> frozenset[str] | None:
         if self.tools is None:
             return None
         return frozenset(t.name for t in self.tools)
 
-    @cached_property
+    @lazy_property
     def executed_calls(self) -> tuple[ToolCall, ...]:
         """Structured calls of this turn (requested by the model, whether or not they ran),
         without the call that delivered the reply (`ToolCall.answer`)."""
         return tuple(c for c in self.tool_calls if c.origin == "structured" and not c.answer)
 
-    @cached_property
+    @lazy_property
     def tool_results_text(self) -> str:
         """Every tool result of this turn, joined (the turn's tool trace). An answer call's
         result is the reply echoed back, not evidence for it."""
         return "\n".join(c.result for c in self.tool_calls if c.result is not None and not c.answer)
 
-    @cached_property
+    @lazy_property
     def history_results_text(self) -> str:
         return "\n".join(
             c.result for c in self.history_tool_calls if c.result is not None and not c.answer
         )
 
-    @cached_property
+    @lazy_property
     def evidence_lower(self) -> str:
         """Lower-cased tool results of the turn and of earlier turns: the system's record."""
         return (self.tool_results_text + "\n" + self.history_results_text).lower()
 
-    @cached_property
+    @lazy_property
     def conversation_text(self) -> str:
         """The user's request, the recent conversation and the system prompt."""
         parts = [m.content for m in self.context if not m.is_framework_nudge]
@@ -222,11 +222,11 @@ class Turn:
         parts.append(self.system_prompt)
         return "\n".join(parts)
 
-    @cached_property
+    @lazy_property
     def conversation_lower(self) -> str:
         return self.conversation_text.lower()
 
-    @cached_property
+    @lazy_property
     def roster(self) -> frozenset[str]:
         """The names the turn gives its own actors: the offered tools, the agent, the
         participants of its conversation and the tools the system recorded calls of. A
@@ -237,11 +237,11 @@ class Turn:
         names = (*(self.offered_tool_names or ()), self.agent, *self.participants, *recorded)
         return frozenset(n for n in names if n)
 
-    @cached_property
+    @lazy_property
     def roster_lower(self) -> str:
         return "\n".join(sorted(self.roster)).lower()
 
-    @cached_property
+    @lazy_property
     def given_lower(self) -> str:
         """What others gave the agent, lower-cased: the user's messages (also those beyond
         the context window), the system prompt and the turn's roster (what the system
@@ -255,7 +255,7 @@ class Turn:
         parts.append(self.roster_lower)
         return "\n".join(parts).lower()
 
-    @cached_property
+    @lazy_property
     def named_lower(self) -> str:
         """What the turn itself names, lower-cased: what others gave the agent
         (`given_lower`) and the assistant's own earlier words. A name found here is no
@@ -263,7 +263,7 @@ class Turn:
         record."""
         return self.given_lower + "\n" + self.said_lower
 
-    @cached_property
+    @lazy_property
     def said_lower(self) -> str:
         """The assistant's own earlier words in the conversation, lower-cased."""
         return "\n".join(m.content for m in self.context if m.role == "assistant").lower()

@@ -17,6 +17,7 @@ from .model import Finding, ToolCall
 
 NUDGE_MARKER = "[FACTLEDGER SELF-CORRECTION"
 _FOREIGN_MARKERS = ("[FRAMEWORK SELF-CORRECTION",)
+_MARKERS = (NUDGE_MARKER, *_FOREIGN_MARKERS)
 
 
 GUARD_TOOL = "factledger_guard"
@@ -34,10 +35,10 @@ def is_framework_nudge(text: str) -> bool:
     """True for a self-correction message written by FactLedger or a similar framework:
     a marker that opens the message, or one of its first lines (a framework's wrapping)."""
     head = text.lstrip()[: _WRAPPER_ROOM + 64]
+    if not any(marker in head for marker in _MARKERS):
+        return False  # every user message is asked: most hold no marker to find a line for
     return any(
-        line.lstrip().startswith(marker)
-        for line in _opening_lines(head)
-        for marker in (NUDGE_MARKER, *_FOREIGN_MARKERS)
+        line.lstrip().startswith(marker) for line in _opening_lines(head) for marker in _MARKERS
     )
 
 
@@ -60,7 +61,7 @@ def is_guard_call(call: ToolCall) -> bool:
     if call.name == GUARD_TOOL:
         return True
     text = call.result or ""
-    if not any(marker in text for marker in (NUDGE_MARKER, *_FOREIGN_MARKERS)):
+    if not any(marker in text for marker in _MARKERS):
         return False  # every call of every turn is asked: most results need no parse
     text = text.lstrip()
     if is_framework_nudge(text):

@@ -15,7 +15,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
+
+from ..lazy import lazy_property
 
 _NON_WORD = re.compile(r"[\W_]+")
 _RECORD_NUMBER = re.compile(r"^[a-z]{0,2}(\d{4,})$")
@@ -113,15 +114,15 @@ class Grounds:
 
     text: str
 
-    @cached_property
+    @lazy_property
     def normalized(self) -> str:
         return " " + _NON_WORD.sub(" ", self.text).strip() + " "
 
-    @cached_property
+    @lazy_property
     def words(self) -> frozenset[str]:
         return frozenset(self.normalized.split())
 
-    @cached_property
+    @lazy_property
     def dates(self) -> frozenset[tuple[int, int]]:
         found: set[tuple[int, int]] = set()
         for m in _DAY_MONTH.finditer(self.text):
@@ -138,31 +139,31 @@ class Grounds:
             found.add((int(m.group(1)), int(m.group(2))))
         return frozenset(found)
 
-    @cached_property
+    @lazy_property
     def months(self) -> frozenset[int]:
         """Months named in words ("April 2023", "im März"): a range over the whole month."""
         return frozenset(_MONTHS[m.group(0).lower()] for m in _MONTH_NAME.finditer(self.text))
 
-    @cached_property
+    @lazy_property
     def has_relative_day(self) -> bool:
         return _RELATIVE_DAY.search(self.text) is not None
 
-    @cached_property
+    @lazy_property
     def has_time(self) -> bool:
         return _TIME_WORDS.search(self.text) is not None
 
-    @cached_property
+    @lazy_property
     def numbers(self) -> frozenset[float]:
         values = {float(n) for n in _STANDALONE_NUMBER.findall(self.normalized_numbers)}
         values.update(float(v) for w, v in _NUMBER_WORDS.items() if f" {w} " in self.normalized)
         return frozenset(values)
 
-    @cached_property
+    @lazy_property
     def normalized_numbers(self) -> str:
         """Thousands separators dropped ("1,250" is 1250); a list "2,3,4" stays three."""
         return _THOUSANDS_COMMA.sub("", self.text)
 
-    @cached_property
+    @lazy_property
     def date_spans(self) -> frozenset[int]:
         """Days between two dates the grounds name ("August 15th to 17th" spans 2): a stay's
         length or a trip's duration is derived from them."""
@@ -174,7 +175,7 @@ class Grounds:
                 continue
         return frozenset(abs(a - b) for a in days for b in days if 0 < abs(a - b) <= _MAX_SPAN)
 
-    @cached_property
+    @lazy_property
     def years(self) -> frozenset[int]:
         return frozenset(int(n) for n in self.numbers if 1000 <= n <= 2999 and n == int(n))
 

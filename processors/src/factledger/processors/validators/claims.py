@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import cached_property
 
 from ..claim_rules import ClaimRules
 from ..claims import BLOCKS_CLAIM as _BLOCKS_CLAIM
@@ -27,6 +26,7 @@ from ..code_regions import code_lines_of, code_regions, inside
 from ..evidence.call_reach import Reach, call_kind, object_words, reach, record_keywords
 from ..evidence.outcomes import call_failed, call_succeeded
 from ..kinds import Kind
+from ..lazy import lazy_property
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn
 from ..text import claim_scope, clause_prefix, is_question, sentence_around, sentences
@@ -131,7 +131,7 @@ class _Record:
         self._succeeded = succeeded
         self._reaches: dict[int, Reach | None] = {}
 
-    @cached_property
+    @lazy_property
     def succeeded_lower(self) -> str:
         """The lower-cased results of the session's successful calls. A failed call's text
         is no record of its action, whatever words it holds ("nothing was pushed")."""
