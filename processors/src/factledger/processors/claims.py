@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 
 from .claim_rules import ClaimRule, ClaimRules, alternation
 from .code_regions import inside
-from .lazy import lazy_property
 from .limits import MAX_MATCHES_PER_PATTERN, bounded_finditer
 from .text import (
     PhraseSets,
@@ -172,15 +171,9 @@ class ClaimMatcher:
         self._de_words = {w: r for r in rules.rules for w in r.de}
         self._zh_words = {w: r for r in rules.rules for w in r.zh}
         self._phrases = PhraseSets(self._en_words, self._de_words)
-
-    @lazy_property
-    def _zh(self) -> re.Pattern[str] | None:
         words = list(self._zh_words)
-        return re.compile(alternation(words)) if words else None
-
-    @lazy_property
-    def _extra(self) -> list[tuple[ClaimRule, re.Pattern[str]]]:
-        return [(r, re.compile(p)) for r in self.rules.rules for p in r.patterns]
+        self._zh = re.compile(alternation(words)) if words else None
+        self._extra = [(r, re.compile(p)) for r in rules.rules for p in r.patterns]
 
     def find(
         self, text: str, lower: str | None = None, code: list[tuple[int, int]] | None = None

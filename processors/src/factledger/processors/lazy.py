@@ -5,8 +5,8 @@ attribute takes a lock that the attribute's class shares across all its instance
 views are read once per turn, some thirteen of them, and the lock made each first read
 about three times dearer (1.4 against 0.5 µs on this machine class). Without the lock, two
 threads reading a new attribute at once may both compute it; every attribute here is a pure
-function of state its object never changes after construction (a frozen turn, a matcher's
-rules), so both get equal values and either may stay.
+function of state its object never changes after construction (a frozen turn, an argument's
+grounds), so both get equal values and either may stay.
 """
 
 from __future__ import annotations

@@ -238,14 +238,14 @@ def _finding(
 
 def _leaves(arguments: Mapping[str, Any]) -> Iterator[tuple[str, str | int | float]]:
     """(path, value) for every string and number in the arguments, bounded in count."""
-    stack: list[tuple[str, Any]] = [(k, v) for k, v in reversed(list(arguments.items()))]
+    stack: list[tuple[str, Any]] = list(arguments.items())[::-1]
     emitted = 0
     while stack and emitted < _MAX_LEAVES:
         path, value = stack.pop()
         if isinstance(value, Mapping):
-            stack.extend((f"{path}.{k}", v) for k, v in reversed(list(value.items())))
+            stack.extend([(f"{path}.{k}", v) for k, v in value.items()][::-1])
         elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+            stack.extend([(f"{path}[{i}]", v) for i, v in enumerate(value)][::-1])
         elif isinstance(value, bool) or value is None:
             continue
         elif isinstance(value, int | float | str):

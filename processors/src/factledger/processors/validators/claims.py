@@ -26,7 +26,6 @@ from ..code_regions import code_lines_of, code_regions, inside
 from ..evidence.call_reach import Reach, call_kind, object_words, reach, record_keywords
 from ..evidence.outcomes import call_failed, call_succeeded
 from ..kinds import Kind
-from ..lazy import lazy_property
 from ..limits import MAX_FINDINGS_PER_VALIDATOR, bounded_finditer
 from ..model import Finding, ToolCall, Turn
 from ..text import claim_scope, clause_prefix, is_question, sentence_around, sentences
@@ -130,14 +129,18 @@ class _Record:
         self._turn = turn
         self._succeeded = succeeded
         self._reaches: dict[int, Reach | None] = {}
+        self._succeeded_lower: str | None = None
 
-    @lazy_property
+    @property
     def succeeded_lower(self) -> str:
-        """The lower-cased results of the session's successful calls. A failed call's text
-        is no record of its action, whatever words it holds ("nothing was pushed")."""
-        return "\n".join(
-            c.result.lower() for c in self._succeeded if c.result is not None and not c.answer
-        )
+        """The lower-cased results of the session's successful calls, joined on the first
+        read. A failed call's text is no record of its action, whatever words it holds
+        ("nothing was pushed")."""
+        if self._succeeded_lower is None:
+            self._succeeded_lower = "\n".join(
+                c.result.lower() for c in self._succeeded if c.result is not None and not c.answer
+            )
+        return self._succeeded_lower
 
     def relates(self, call: ToolCall, claim: Claim) -> bool:
         key = id(call)
