@@ -12,7 +12,7 @@ import re
 
 from factledger.processors import codeish, identifiers
 from factledger.processors.codeish import code_names
-from factledger.processors.identifiers import extract_identifiers
+from factledger.processors.identifiers import Shape, extract_identifiers, identifiers_of_shape
 
 _HEX = "[0-9a-fA-F]"
 PLAIN = {
@@ -109,3 +109,32 @@ def test_every_uuid_and_snake_record_holds_its_hint() -> None:
             assert identifiers._UUID_HINT.search(sample), sample
         if identifiers._SNAKE_RECORD.search(sample):
             assert identifiers._SNAKE_RECORD_HINT.search(sample), sample
+
+
+# Shapes inside shapes: a key, a SHA and a record inside a URL or an e-mail address, a UUID
+# whose groups look like a SHA, so that every overlap between two shapes occurs.
+NESTED = [
+    "https://jira.example.com/browse/OPS-4821",
+    "https://github.com/o/r/commit/0123456789abcdef0123456789abcdef01234567",
+    "https://shop.example/orders/#W2378156?ref=cus_9fQ2xL7a",
+    "ops-4821@example.com",
+    "deadbeef12@mail.example.org",
+    "123e4567-e89b-12d3-a456-426614174000",
+    "e89b12d3a456426614174000",
+]
+
+
+def test_the_identifiers_of_one_shape_are_those_the_full_extraction_keeps() -> None:
+    rng = random.Random(14)
+    texts = corpus(14, 3_000) + [
+        " ".join(rng.choice(NESTED + PIECES) for _ in range(rng.randint(1, 6)))
+        for _ in range(3_000)
+    ]
+    checked = 0
+    for text in texts:
+        every = extract_identifiers(text)
+        for shape in Shape:
+            expected = [i for i in every if i.shape is shape]
+            assert identifiers_of_shape(text, shape) == expected, (text, shape)
+            checked += len(expected)
+    assert checked > 3_000

@@ -139,9 +139,22 @@ _RANK = {shape: i for i, shape in enumerate(_PRIORITY)}
 def extract_identifiers(text: str) -> list[Identifier]:
     """Identifier-shaped tokens in order of position; overlapping matches keep the
     higher-priority shape (a SHA inside a URL belongs to the URL)."""
+    return _extracted(text, _PRIORITY)
+
+
+def identifiers_of_shape(text: str, shape: Shape) -> list[Identifier]:
+    """The identifiers of `shape` among `extract_identifiers(text)`, found without scanning
+    for the shapes of lower priority: an overlap goes to the higher-priority shape, so
+    those never take a match from `shape` (the SHA scan, the dearest on text full of digits
+    such as a JSON record, runs only for SHAs)."""
+    found = _extracted(text, _PRIORITY[: _RANK[shape] + 1])
+    return [i for i in found if i.shape is shape]
+
+
+def _extracted(text: str, shapes: Sequence[Shape]) -> list[Identifier]:
     found = [
         Identifier(token, shape, start, end)
-        for shape in _PRIORITY
+        for shape in shapes
         for token, start, end in _matches(shape, text)
     ]
     if len(found) < 2:

@@ -27,14 +27,15 @@ from difflib import SequenceMatcher
 from functools import partial
 
 from ..codeish import name_grounded
-from ..identifiers import Identifier, Shape, extract_identifiers, is_grounded
+from ..identifiers import Identifier, Shape, identifiers_of_shape, is_grounded
 from ..model import ResultToken, ToolCall, Turn
 from .outcomes import call_succeeded
 
 MAX_BACKINGS = 200
 """Backed identifiers kept per turn (a reply listing a thousand SHAs keeps the first)."""
 MAX_CANDIDATES = 500
-"""Identifiers of the tool results a fabricated token is compared with, at most."""
+"""Identifiers of the tool results a fabricated token is compared with, at most (per
+shape)."""
 _PREFIX = re.compile(r"^[#]?[A-Za-z]*")
 
 
@@ -99,19 +100,19 @@ def identifier_backings(turn: Turn, identifiers: Iterable[Identifier]) -> tuple[
 
 class NearestReal:
     """The nearest real identifier of a fabricated one (see the module docstring). The
-    tool results are read once, on the first question, each distinct identifier kept with
-    the first call that returned it."""
+    tool results are read for a shape on the first question about one of that shape, each
+    distinct identifier kept with the first call that returned it."""
 
     def __init__(self, turn: Turn) -> None:
         self._turn = turn
-        self._candidates: Sequence[tuple[Identifier, ToolCall]] | None = None
+        self._candidates: dict[Shape, Sequence[tuple[Identifier, ToolCall]]] = {}
 
     def __call__(self, fabricated: Identifier) -> ResultToken | None:
         wanted = fabricated.text.lower()
         prefix = _prefix(fabricated)
         best: tuple[float, Identifier, ToolCall] | None = None
-        for ident, call in self._read():
-            if ident.shape is not fabricated.shape or ident.text.lower() == wanted:
+        for ident, call in self._read(fabricated.shape):
+            if ident.text.lower() == wanted:
                 continue
             if prefix is not None and _prefix(ident) != prefix:
                 continue
@@ -123,18 +124,19 @@ class NearestReal:
             return None
         return ResultToken(best[1].text, best[2].name, best[2].call_id)
 
-    def _read(self) -> Sequence[tuple[Identifier, ToolCall]]:
-        if self._candidates is None:
-            self._candidates = self._turn.derived(_result_identifiers)
-        return self._candidates
+    def _read(self, shape: Shape) -> Sequence[tuple[Identifier, ToolCall]]:
+        candidates = self._candidates.get(shape)
+        if candidates is None:
+            candidates = self._candidates[shape] = _result_identifiers(self._turn, shape)
+        return candidates
 
 
-def _result_identifiers(turn: Turn) -> tuple[tuple[Identifier, ToolCall], ...]:
-    """Each distinct identifier of the tool results (at most MAX_CANDIDATES), with the
-    first call that returned it."""
+def _result_identifiers(turn: Turn, shape: Shape) -> tuple[tuple[Identifier, ToolCall], ...]:
+    """Each distinct identifier of `shape` in the tool results (at most MAX_CANDIDATES),
+    with the first call that returned it."""
     found: dict[str, tuple[Identifier, ToolCall]] = {}
     for call in result_calls(turn):
-        for ident in extract_identifiers(call.result or ""):
+        for ident in identifiers_of_shape(call.result or "", shape):
             found.setdefault(ident.text.lower(), (ident, call))
             if len(found) >= MAX_CANDIDATES:
                 return tuple(found.values())
