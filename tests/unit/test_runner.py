@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -232,3 +233,23 @@ def test_verdict_kinds_are_distinct_in_first_seen_order():
         Outcome.REJECT, findings=(_f(Kind.STALL), _f(Kind.CLAIM_WITHOUT_TOOL), _f(Kind.STALL))
     )
     assert verdict.kinds == ("stall", "claim_without_tool")
+
+
+def test_a_runner_pickles_to_one_that_judges_alike() -> None:
+    """The runner crosses to the judge worker pickled, compiled validators and all (a class
+    compiled by mypyc unpickles only through a reducer)."""
+    settings = ValidationSettings(severity={Kind.CLAIM_WITHOUT_TOOL: Severity.FLAG})
+    runner = ValidationRunner(
+        [*default_validators(settings), Emits("custom", Kind.STALL)], settings
+    )
+    turn = Turn(
+        reply=f"Pushed commit {SHA} and deleted the branch.", user_message="push it", tools=()
+    )
+    copy = pickle.loads(pickle.dumps(runner, protocol=pickle.HIGHEST_PROTOCOL))
+    assert copy.labels == runner.labels
+    assert copy.validate(turn) == runner.validate(turn)
+    assert {f.kind for f in copy.validate(turn).findings} >= {
+        Kind.FABRICATED_IDENTIFIER,
+        Kind.CLAIM_WITHOUT_TOOL,
+        Kind.STALL,
+    }

@@ -51,7 +51,8 @@ def default_validators(settings: ValidationSettings) -> list[Validator]:
 
 
 class ValidationRunner:
-    """Applies validators to turns; holds no per-turn state, safe to share between threads."""
+    """Applies validators to turns; holds no per-turn state, safe to share between threads.
+    Pickles (to the judge worker) as its validators and settings."""
 
     def __init__(
         self, validators: Sequence[Validator], settings: ValidationSettings | None = None
@@ -59,6 +60,13 @@ class ValidationRunner:
         self._validators = tuple(validators)
         self._settings = settings or ValidationSettings()
         self.labels = tuple(label(v) for v in self._validators)
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[ValidationRunner], tuple[tuple[Validator, ...], ValidationSettings]]:
+        # Pickled to the judge worker. Compiled by mypyc (tools/mypyc_build.py), a class
+        # whose __init__ takes arguments unpickles only through a reducer.
+        return (ValidationRunner, (self._validators, self._settings))
 
     @classmethod
     def from_settings(cls, settings: ValidationSettings | None = None) -> ValidationRunner:

@@ -70,6 +70,10 @@ class ClaimValidator:
     def __init__(self, rules: ClaimRules) -> None:
         self._matcher = ClaimMatcher(rules)
 
+    def __reduce__(self) -> tuple[type[ClaimValidator], tuple[ClaimRules]]:
+        # Pickled to the judge worker with the runner (see `ValidationRunner.__reduce__`).
+        return (ClaimValidator, (self._matcher.rules,))
+
     def __call__(self, turn: Turn) -> Sequence[Finding]:
         out: list[Finding] = []
         succeeded = [
