@@ -77,16 +77,17 @@ COMPILED = (
     # expressions do the scanning either way; compiled, the control flow around them
     # (loops over matches, calls, attribute reads) costs about 30% less: the judge worker
     # ran 13% fewer instructions per turn of the ingest benchmark (benchmarks.judge_cost).
-    # A class here keeps no lazy_property (a native class has no instance dict), and
-    # nothing here is pickled (a native dataclass does not unpickle): `guard_activity`,
-    # whose records cross to the verification stage, stays Python.
+    # A class here keeps no lazy_property (a native class has no instance dict); one that
+    # crosses to the judge worker pickled with an argument to its __init__ has a
+    # __reduce__ (`ClaimValidator`), and a frozen dataclass that crosses stays Python
+    # (`guard_activity`). `runner` stays Python: a runner of one's own may subclass
+    # `ValidationRunner`, which an interpreted class cannot do to a compiled one.
     "processors/limits.py",
     "processors/text.py",
     "processors/identifiers.py",
     "processors/code_regions.py",
     "processors/codeish.py",
     "processors/nudges.py",
-    "processors/runner.py",
     "processors/claims.py",
     "processors/evidence/outcomes.py",
     "processors/evidence/call_reach.py",

@@ -52,7 +52,8 @@ def default_validators(settings: ValidationSettings) -> list[Validator]:
 
 class ValidationRunner:
     """Applies validators to turns; holds no per-turn state, safe to share between threads.
-    Pickles (to the judge worker) as its validators and settings."""
+    Pickled to the judge worker, so not compiled (tools/mypyc_build.py): a compiled class
+    cannot be subclassed by an interpreted one, as a runner of one's own may be."""
 
     def __init__(
         self, validators: Sequence[Validator], settings: ValidationSettings | None = None
@@ -60,13 +61,6 @@ class ValidationRunner:
         self._validators = tuple(validators)
         self._settings = settings or ValidationSettings()
         self.labels = tuple(label(v) for v in self._validators)
-
-    def __reduce__(
-        self,
-    ) -> tuple[type[ValidationRunner], tuple[tuple[Validator, ...], ValidationSettings]]:
-        # Pickled to the judge worker. Compiled by mypyc (tools/mypyc_build.py), a class
-        # whose __init__ takes arguments unpickles only through a reducer.
-        return (ValidationRunner, (self._validators, self._settings))
 
     @classmethod
     def from_settings(cls, settings: ValidationSettings | None = None) -> ValidationRunner:
@@ -77,7 +71,9 @@ class ValidationRunner:
         findings: list[Finding] = []
         for validator in self._validators:
             try:
-                produced = list(validator(turn))[:MAX_FINDINGS_PER_VALIDATOR]
+                produced = validator(turn)
+                if not isinstance(produced, (list, tuple)):
+                    produced = list(produced)  # a generator raises here, inside the try
             except Exception as exc:  # fail open: one validator never sinks the turn
                 produced = [
                     Finding(
@@ -86,8 +82,11 @@ class ValidationRunner:
                         validator=label(validator),
                     )
                 ]
-            findings.extend(self._graded(f) for f in produced)
-        kept = tuple(f for f in findings if f.kind not in self._settings.disabled_kinds)
+            # Most validators find nothing in most turns: no work for them past the call.
+            for found in produced[:MAX_FINDINGS_PER_VALIDATOR] if produced else ():
+                findings.append(self._graded(found))
+        disabled = self._settings.disabled_kinds
+        kept = tuple(f for f in findings if f.kind not in disabled) if disabled else tuple(findings)
         return Verdict(outcome=outcome_of(kept), findings=kept, validators=self.labels)
 
     def graded(self, finding: Finding) -> Finding | None:

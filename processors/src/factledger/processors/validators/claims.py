@@ -71,7 +71,8 @@ class ClaimValidator:
         self._matcher = ClaimMatcher(rules)
 
     def __reduce__(self) -> tuple[type[ClaimValidator], tuple[ClaimRules]]:
-        # Pickled to the judge worker with the runner (see `ValidationRunner.__reduce__`).
+        # Pickled to the judge worker with its runner. Compiled by mypyc (tools/mypyc_build.py),
+        # a class whose __init__ takes arguments unpickles only through a reducer.
         return (ClaimValidator, (self._matcher.rules,))
 
     def __call__(self, turn: Turn) -> Sequence[Finding]:
