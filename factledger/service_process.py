@@ -81,6 +81,9 @@ class ServiceProcess:
             if _ready(f"{self.url}/readyz"):
                 return self
             time.sleep(0.1)
+        # Not left running: a caller that sees the error has no handle to stop it with
+        # (`with` never reaches __exit__ when __enter__ raises).
+        self.stop()
         raise RuntimeError(f"service not ready within {timeout}s:\n{self.log()}")
 
     def kill9(self) -> None:
