@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from factledger.collector.shared_texts import MIN_CHARS, shared_text
 from factledger.processors.normalize.json_text import loads
 from factledger.processors.spans import AttributeValue, SpanEvent, SpanRecord
 
@@ -342,7 +343,8 @@ def _value(raw: Any, depth: int) -> AttributeValue:
 def _string(raw: Any, depth: int) -> str:
     if not isinstance(raw, str):
         raise _Drop("invalid_attributes")
-    return raw
+    # A long text is most often one that other spans carry too (`collector.shared_texts`).
+    return shared_text(raw) if len(raw) >= MIN_CHARS else raw
 
 
 def _bool(raw: Any, depth: int) -> bool:

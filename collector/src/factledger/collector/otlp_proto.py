@@ -16,6 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from factledger.collector.shared_texts import MIN_CHARS, shared_text
 from factledger.processors.spans import AttributeValue, SpanEvent, SpanRecord
 
 _ZERO_TRACE_ID = bytes(16)
@@ -118,7 +119,9 @@ def _value(value: AnyValue) -> AttributeValue:
     """One AnyValue as a Python value; an empty AnyValue (OTLP's null) becomes None."""
     which = value.WhichOneof("value")
     if which == "string_value":
-        return value.string_value
+        text = value.string_value
+        # A long text is most often one that other spans carry too (`collector.shared_texts`).
+        return shared_text(text) if len(text) >= MIN_CHARS else text
     if which == "int_value":
         return value.int_value
     if which == "bool_value":
