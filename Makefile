@@ -61,9 +61,9 @@ coverage: install-dev
 	$(BIN)/coverage report
 	$(BIN)/python tools/coverage_by_folder.py
 
-# The hot modules of factledger.processors (normalizing spans, building turns) compiled with
-# mypyc into factledger/_mypyc/ (tools/mypyc_build.py, factledger/compiled.py), so the tests
-# run against what a checkout serves with. Built when missing or stale (a source of
+# The hot modules of factledger.processors (normalizing spans, building and judging turns)
+# compiled with mypyc into factledger/_mypyc/ (tools/mypyc_build.py, factledger/compiled.py),
+# so the tests run against what a checkout serves with. Built when missing or stale (a source of
 # factledger.processors, the set of modules or mypy changed); an edited source falls back
 # to pure Python until then. `make run` does not build them (it needs neither mypy nor a C
 # compiler) but uses a fresh build when there. A failed build is a note, not a failure:
@@ -71,7 +71,7 @@ coverage: install-dev
 compiled: install-dev
 	@$(BIN)/python tools/mypyc_build.py --if-stale || { \
 		echo "NOTE: the mypyc build failed (above): factledger runs from its Python sources,"; \
-		echo "      with the same answers, only slower at assembling turns"; \
+		echo "      with the same answers, only slower at assembling and judging turns"; \
 	}
 
 # The browser tests drive Debian's Chromium (never a downloaded browser). As root, install
