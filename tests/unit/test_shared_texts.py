@@ -1,5 +1,6 @@
-"""Long attribute texts that spans repeat are decoded to one object (`collector.shared_texts`),
-whatever the request and its encoding, and what is kept for that stays bounded."""
+"""Long attribute texts that spans repeat, and the names of attributes, spans and scopes, are
+decoded to one object (`collector.shared_texts`), whatever the request and its encoding,
+and what is kept for that stays bounded."""
 
 from __future__ import annotations
 
@@ -66,6 +67,24 @@ def test_spans_of_two_requests_share_their_repeated_texts_in_either_encoding() -
     # Texts that differ stay apart, and each is what its span sent.
     answers = [s.attributes["gen_ai.output.messages"] for s in spans]
     assert answers == [f"answer {i} " * 40 for i in (0, 1)] * 3
+
+
+def test_attribute_keys_and_span_and_scope_names_are_one_object_in_either_encoding() -> None:
+    proto, as_json = _requests(2)
+    spans = [
+        *_decoded(proto, otlp.PROTOBUF),
+        *_decoded(proto, otlp.PROTOBUF),
+        *_decoded(as_json, otlp.JSON),
+    ]
+    first = spans[0]
+    for span in spans[1:]:
+        assert span.scope_name is first.scope_name == "factledger.tests"
+        for key in first.attributes:
+            (own,) = [k for k in span.attributes if k == key]
+            assert own is key
+    assert spans[0].name is spans[2].name is spans[4].name == "chat 0"
+    # An invented name is the sender's to choose and stays exactly what it sent.
+    assert [s.name for s in spans] == ["chat 0", "chat 1"] * 3
 
 
 def test_a_chunk_pickled_to_a_worker_carries_a_repeated_text_once() -> None:

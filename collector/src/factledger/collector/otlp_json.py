@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from factledger.collector.shared_texts import MIN_CHARS, shared_text
+from factledger.collector.shared_texts import MIN_CHARS, shared_name, shared_text
 from factledger.processors.normalize.json_text import loads
 from factledger.processors.spans import AttributeValue, SpanEvent, SpanRecord
 
@@ -192,8 +192,8 @@ def _scope(raw: Any) -> _Scope:
         return _Drop("invalid_scope")
     try:
         return (
-            _optional_string(raw, "name", "invalid_scope"),
-            _optional_string(raw, "version", "invalid_scope"),
+            shared_name(_optional_string(raw, "name", "invalid_scope")),
+            shared_name(_optional_string(raw, "version", "invalid_scope")),
         )
     except _Drop as drop:
         return drop
@@ -223,7 +223,7 @@ def _span(raw: Any, resource: _Resource, scope: _Scope, tenant: str) -> SpanReco
         trace_id=trace_id,
         span_id=span_id,
         parent_span_id=parent_id,
-        name=name,
+        name=shared_name(name),
         kind=_enum(raw.get("kind"), _SPAN_KINDS, "invalid_kind"),
         start_time_unix_nano=_time(_field(raw, "startTimeUnixNano", "start_time_unix_nano")),
         end_time_unix_nano=_time(_field(raw, "endTimeUnixNano", "end_time_unix_nano")),
@@ -323,7 +323,7 @@ def _attributes(raw: Any, depth: int) -> JsonObject:
         if not isinstance(pair, dict):
             raise _Drop("invalid_attributes")
         key = _optional_string(pair, "key", "invalid_attributes")
-        attributes[key] = _value(pair.get("value"), depth)
+        attributes[shared_name(key)] = _value(pair.get("value"), depth)
     return attributes
 
 

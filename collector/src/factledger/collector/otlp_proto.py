@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from factledger.collector.shared_texts import MIN_CHARS, shared_text
+from factledger.collector.shared_texts import MIN_CHARS, shared_name, shared_text
 from factledger.processors.spans import AttributeValue, SpanEvent, SpanRecord
 
 _ZERO_TRACE_ID = bytes(16)
@@ -42,7 +42,9 @@ def decode_protobuf(
     for resource_spans in request.resource_spans:
         resource = _attributes(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
-            scope = scope_spans.scope
+            # Read once: each read of a protobuf text field makes a new string.
+            scope_name = shared_name(scope_spans.scope.name)
+            scope_version = shared_name(scope_spans.scope.version)
             for span in scope_spans.spans:
                 seen += 1
                 if seen > max_spans:
@@ -52,7 +54,7 @@ def decode_protobuf(
                 if reason:
                     dropped[reason] += 1
                     continue
-                kept.append(_record(span, resource, scope.name, scope.version, tenant))
+                kept.append(_record(span, resource, scope_name, scope_version, tenant))
     return kept, dropped
 
 
@@ -88,7 +90,7 @@ def _record(
         span_id=span.span_id.hex(),
         # Some SDKs write eight zero bytes instead of leaving a root's parent empty.
         parent_span_id="" if not parent or parent == _ZERO_SPAN_ID else parent.hex(),
-        name=span.name,
+        name=shared_name(span.name),
         kind=span.kind,
         start_time_unix_nano=span.start_time_unix_nano,
         end_time_unix_nano=span.end_time_unix_nano,
@@ -112,7 +114,7 @@ def _record(
 
 def _attributes(pairs: Iterable[KeyValue]) -> dict[str, AttributeValue]:
     # A repeated key keeps its last value, as the OTel Collector's pdata does on lookup.
-    return {pair.key: _value(pair.value) for pair in pairs}
+    return {shared_name(pair.key): _value(pair.value) for pair in pairs}
 
 
 def _value(value: AnyValue) -> AttributeValue:
