@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP     := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck unit coverage browser install install-dev clean conformance-envs peers compiled
+.PHONY: run test lint typecheck unit coverage browser install install-dev clean conformance-envs peers compiled prepare
 
 # The venv's own setuptools is brought up to what pyproject.toml builds with (a fresh venv
 # of Python 3.11 carries 65.x, which cannot read the SPDX license field).
@@ -49,7 +49,7 @@ typecheck: install-dev
 	$(BIN)/pyright collector/src processors/src dashboard/src schemas/src verifiers/src
 
 unit: install-dev browser conformance-envs peers compiled
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider --durations=15
 
 # Line coverage of the unit and integration tests, the service's child processes included
 # ([tool.coverage] in pyproject.toml), per file and per top-level folder. The sources run
@@ -133,7 +133,14 @@ PEER_ENVS := $(patsubst tests/peers/%.txt,.peers/%/.installed,$(wildcard tests/p
 
 peers: $(PEER_ENVS)
 
-test: lint typecheck unit
+# Everything the tests need is prepared two jobs at a time (one pip install keeps one core
+# busy, and a fresh clone builds some 25 environments), each job's output printed whole
+# when it ends; then the tests run.
+prepare: install-dev
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint typecheck browser conformance-envs peers
+
+test: prepare
+	@$(MAKE) --no-print-directory unit
 
 clean:
 	rm -rf $(VENV) .conformance .peers build factledger/_mypyc *.egg-info .mypy_cache .pytest_cache .ruff_cache \
