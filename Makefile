@@ -137,7 +137,7 @@ peers: $(PEER_ENVS)
 # busy, and a fresh clone builds some 25 environments), each job's output printed whole
 # when it ends; then the tests run.
 prepare: install-dev
-	@$(MAKE) --no-print-directory -j2 --output-sync=target lint typecheck browser conformance-envs peers
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint typecheck compiled browser conformance-envs peers
 
 test: prepare
 	@$(MAKE) --no-print-directory unit
