@@ -37,7 +37,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """With `-n`, workers take work units in the order collected: the two longest, the
     browser and conformance folders, come first, one to each worker, and the files of the
     other folders fill in around them."""
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadScopeScheduling  # here: plain pytest needs no xdist
 
     class ByWorkUnit(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no types
         def _split_scope(self, nodeid: str) -> str:
