@@ -12,6 +12,7 @@ PYTHON ?= python3
 # instead the first import writes the bytecode and the rest read it (the environments are
 # installed without bytecode for this reason too, below).
 unexport PYTHONDONTWRITEBYTECODE
+
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP     := $(VENV)/.installed
@@ -56,7 +57,7 @@ typecheck: install-dev
 	$(BIN)/pyright collector/src processors/src dashboard/src schemas/src verifiers/src
 
 # Two workers (pytest-xdist): a test mostly waits on the processes it starts, so one
-# pytest keeps one of two cores busy. tests/conftest.py says which tests go together.
+# pytest keeps about one of the two cores busy. tests/conftest.py says which tests go together.
 unit: install-dev browser conformance-envs peers compiled
 	$(BIN)/pytest -q -p no:cacheprovider --durations=15 -n 2
 
