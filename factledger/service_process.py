@@ -21,9 +21,23 @@ from types import TracebackType
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
+    """A loopback port that the kernel will not hand to anyone else for about a minute.
+
+    Binding port 0 and letting go leaves a gap before the server binds, in which any other
+    process asking for a port may be given the same one (with tests on two workers, one
+    lost its port that way). So the port is left holding a closed connection in TIME_WAIT,
+    closed from its own side: the kernel skips it when it picks a port, for bind(0) and
+    connect alike, until TIME_WAIT ends (60 s on Linux), while a server binding it with
+    SO_REUSEADDR, as uvicorn, gRPC, tornado and http.server all do, takes it at once."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        address = listener.getsockname()
+        with socket.create_connection(address):
+            accepted, _ = listener.accept()
+            accepted.close()  # first: the TIME_WAIT is kept on the port's side
+        port: int = address[1]
         return port
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from factledger.service_process import free_port
+
 from .cases import messages
 from .registry import ROOT, SetUp
 
@@ -56,6 +58,9 @@ def run_setup(setup: SetUp, service_url: str, llm_url: str) -> SetUpRun:
         "OPENAI_API_BASE": llm_url,
         "OPENAI_API_KEY": "sk-conformance-0000",
         "CONFORMANCE_CASES": json.dumps({case: messages(case) for case in setup.cases}),
+        # For a set-up that starts a server of its own: reserved here, where the
+        # reservation lives (a set-up's virtualenv does not have factledger).
+        "CONFORMANCE_FREE_PORT": str(free_port()),
         **setup.extra_env,
     }
     process = subprocess.run(

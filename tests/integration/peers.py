@@ -8,7 +8,6 @@ make command that builds it.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from factledger.service_process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,12 +31,6 @@ def peer_bin(peer: str, program: str) -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return venv / "bin" / program
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

@@ -3,7 +3,6 @@ each target (throttled, failing, refusing, silent, absent)."""
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable
 
@@ -11,6 +10,7 @@ import pytest
 
 from factledger.collector.export import datadog, langfuse, mlflow, phoenix
 from factledger.collector.export.base import ExportTarget, TargetRefused, TargetUnavailable
+from factledger.service_process import free_port
 from tests.integration.export_records import record
 from tests.integration.recording_server import Answer, RecordingServer
 
@@ -67,9 +67,7 @@ def test_a_server_that_never_answers_is_unavailable_within_the_timeout(name: str
 
 @TARGETS
 def test_nothing_listening_is_unavailable(name: str) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens on it
     target = FACTORIES[name](f"http://127.0.0.1:{port}")
     try:
         with pytest.raises(TargetUnavailable, match="could not be reached"):

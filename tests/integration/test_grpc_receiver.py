@@ -568,5 +568,7 @@ def test_the_receiver_stops_once_and_may_be_stopped_before_it_started(tmp_path: 
     # a running loop on the main thread, where `asyncio.run` refuses to start.
     with ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, cycle()).result(timeout=60)
-    with socket.socket() as probe:
+    with socket.socket() as probe:  # taken as a server takes it (SO_REUSEADDR)
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(("127.0.0.1", settings.grpc_port))
+        probe.listen()

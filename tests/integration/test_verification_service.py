@@ -387,10 +387,13 @@ def test_a_bad_verification_setting_stops_serve_before_it_listens(
 
     assert started.returncode != 0
     assert key in started.stderr, started.stderr
-    # It never listened: no server started, and the port is free to take.
+    # It never listened: no server started, and the port is free to take (as a server
+    # takes it: free_port keeps it from plain binds for a while).
     assert "Uvicorn running" not in started.stderr and "serving on" not in started.stderr
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(("127.0.0.1", port))
+        probe.listen()
 
 
 # --- a source that never answers ------------------------------------------------------

@@ -17,6 +17,7 @@ from factledger.processors.verification.base import (
     SubjectKind,
     Verification,
 )
+from factledger.service_process import free_port
 from factledger.verifiers.address_guard import AddressPolicy, address_category, host_matches
 from factledger.verifiers.answer_cache import AnswerCache
 from factledger.verifiers.fetch_errors import Refused
@@ -181,9 +182,7 @@ def test_a_huge_body_is_cut_at_the_cap(site: Site) -> None:
 
 
 def test_a_refused_connection_is_retryable() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens on it
     verification = check(f"http://127.0.0.1:{port}/")
     assert (verification.outcome, verification.retryable) == (UNVERIFIABLE, True)
     assert verification.reason == "unreachable: connection refused"

@@ -6,7 +6,6 @@ mapped onto delivered / refused / unavailable."""
 from __future__ import annotations
 
 import importlib.util
-import socket
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +21,7 @@ from factledger.collector.export.base import (
 from factledger.collector.export.otel import build
 from factledger.collector.export.otel_events import EVENT_NAME, SCORES, evaluation_events
 from factledger.logs_sink import LogsSink
+from factledger.service_process import free_port
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN = "b7ad6b7169203331"
@@ -128,9 +128,7 @@ def test_throttling_is_retryable_with_its_retry_after(sink: LogsSink) -> None:
 
 
 def test_no_receiver_is_retryable() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens on it
     target = build({"endpoint": f"http://127.0.0.1:{port}/v1/logs", "timeout_seconds": 1})
     with pytest.raises(TargetUnavailable):
         target.deliver([verdict()], 1.0)

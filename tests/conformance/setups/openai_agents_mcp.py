@@ -2,7 +2,8 @@
 handed to the agent as one of its `mcp_servers`, as the SDK's MCP docs show. With
 `CONFORMANCE_MCP_TRANSPORT=stdio` (the default) the SDK starts the server itself
 (`MCPServerStdio`); with `http` the server runs as a process of its own, serving
-streamable HTTP on loopback, and the SDK connects to it (`MCPServerStreamableHttp`).
+streamable HTTP on the loopback port the harness reserved (`CONFORMANCE_FREE_PORT`), and
+the SDK connects to it (`MCPServerStreamableHttp`).
 
 Instrumented with OpenInference: `OpenAIAgentsInstrumentor` for the SDK's runs and
 `MCPInstrumentor` for MCP, which carries the trace context in each request's `_meta` to
@@ -28,13 +29,6 @@ from tests.conformance.setups import _common
 INSTRUCTIONS = "You are a release engineer. Use git_push to push branches."
 ROOT = Path(__file__).resolve().parents[3]
 SERVER_MODULE = "tests.conformance.setups.mcp_git_server"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _wait_for(port: int, seconds: float = 30.0) -> None:
@@ -66,7 +60,7 @@ def main() -> None:
     if transport == "http":
         from agents.mcp import MCPServerStreamableHttp
 
-        port = _free_port()
+        port = int(os.environ["CONFORMANCE_FREE_PORT"])  # reserved by the harness
         process = subprocess.Popen(
             [sys.executable, "-m", SERVER_MODULE, "--http", str(port)], cwd=ROOT
         )
