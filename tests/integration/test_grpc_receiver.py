@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -53,6 +52,7 @@ from factledger.collector.refusals import RETRY_DELAY_SECONDS
 from factledger.collector.service import Service
 from factledger.collector.settings import ServiceSettings
 from factledger.collector.store import Store
+from factledger.ports import check_port_free
 from factledger.service_process import ServiceProcess, free_port
 from tests.integration.app_server import served
 from tests.integration.grpc_exports import LOGS, METRICS, TRACES, Answer, Metadata, export
@@ -568,7 +568,4 @@ def test_the_receiver_stops_once_and_may_be_stopped_before_it_started(tmp_path: 
     # a running loop on the main thread, where `asyncio.run` refuses to start.
     with ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, cycle()).result(timeout=60)
-    with socket.socket() as probe:  # taken as a server takes it (SO_REUSEADDR)
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind(("127.0.0.1", settings.grpc_port))
-        probe.listen()
+    check_port_free("127.0.0.1", settings.grpc_port, "--grpc-port")

@@ -34,6 +34,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind
 
+from factledger.ports import check_port_free
 from factledger.service_process import ServiceProcess, free_port
 
 SERVICE = "repo-agent"
@@ -387,13 +388,9 @@ def test_a_bad_verification_setting_stops_serve_before_it_listens(
 
     assert started.returncode != 0
     assert key in started.stderr, started.stderr
-    # It never listened: no server started, and the port is free to take (as a server
-    # takes it: free_port keeps it from plain binds for a while).
+    # It never listened: no server started, and the port is free to take.
     assert "Uvicorn running" not in started.stderr and "serving on" not in started.stderr
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind(("127.0.0.1", port))
-        probe.listen()
+    check_port_free("127.0.0.1", port, "--port")
 
 
 # --- a source that never answers ------------------------------------------------------
